@@ -1,0 +1,395 @@
+#include "emulator/lab_spec.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "emulator/clos_generator.h"
+
+namespace mrclab::emulator {
+
+LabError::LabError(std::string file, std::string field, std::string reason)
+    : std::runtime_error(file + ": " + field + ": " + reason),
+      file_(std::move(file)),
+      field_(std::move(field)),
+      reason_(std::move(reason)) {}
+
+namespace {
+
+constexpr int kMaxPlanes = 15;            // the uSID plane nibble holds P+1
+constexpr int kMaxPerRole = 255;          // the uSID index byte holds index+1
+constexpr size_t kMaxInterfaceName = 15;  // IFNAMSIZ - 1
+
+bool IsLower(char c) { return c >= 'a' && c <= 'z'; }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// [a-z][a-z0-9-]{0,max_rest}
+bool IsName(const std::string& s, size_t max_rest) {
+  if (s.empty() || s.size() > max_rest + 1 || !IsLower(s[0])) return false;
+  for (char c : s) {
+    if (!IsLower(c) && !IsDigit(c) && c != '-') return false;
+  }
+  return true;
+}
+
+std::string InterfaceNameProblem(const std::string& s) {
+  if (s.empty()) return "empty interface name";
+  if (s.size() > kMaxInterfaceName) {
+    return "interface name '" + s + "' is longer than 15 characters";
+  }
+  for (char c : s) {
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+    if (!ok) return "interface name '" + s + "' has characters outside [a-zA-Z0-9_.-]";
+  }
+  if (s == "." || s == "..") return "interface name '" + s + "' is not allowed";
+  if (s == "lo") return "interface name 'lo' is reserved for the loopback";
+  return "";
+}
+
+const char* KindText(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Null:
+      return "nothing";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    default:
+      return "an undefined value";
+  }
+}
+
+class Parser {
+ public:
+  explicit Parser(std::string source) : source_(std::move(source)) {}
+
+  LabSpec Parse(const std::string& text) {
+    YAML::Node root;
+    try {
+      root = YAML::Load(text);
+    } catch (const YAML::ParserException& e) {
+      std::string field =
+          e.mark.is_null() ? "(document)" : "line " + std::to_string(e.mark.line + 1);
+      Fail(field, "YAML syntax error: " + e.msg);
+    } catch (const YAML::Exception& e) {
+      Fail("(document)", std::string("YAML error: ") + e.what());
+    }
+    if (!root.IsMap()) Fail("(document)", std::string("expected a mapping, got ") + KindText(root));
+
+    LabSpec spec;
+    spec.source = source_;
+    auto keys = MapEntries(root, "", {"name", "clos", "routing", "link_rate", "nodes", "links"});
+
+    if (!keys.count("name")) Fail("name", "required");
+    spec.name = Scalar(keys["name"], "name");
+    if (!IsName(spec.name, 15)) {
+      Fail("name", "'" + spec.name + "' must match [a-z][a-z0-9-]{0,15}");
+    }
+
+    if (keys.count("routing")) {
+      std::string r = Scalar(keys["routing"], "routing");
+      if (r == "bgp") {
+        spec.routing = Routing::kBgp;
+      } else if (r == "static") {
+        spec.routing = Routing::kStatic;
+      } else {
+        Fail("routing", "'" + r + "' must be bgp or static");
+      }
+    }
+
+    if (keys.count("link_rate")) {
+      std::string r = Scalar(keys["link_rate"], "link_rate");
+      try {
+        spec.link_rate_bps = ParseRate(r);
+      } catch (const std::invalid_argument& e) {
+        Fail("link_rate", e.what());
+      }
+    }
+
+    if (keys.count("clos")) {
+      spec.clos = ParseClos(keys["clos"]);
+      GeneratedFabric fabric = GenerateClos(*spec.clos);
+      spec.nodes = std::move(fabric.nodes);
+      spec.links = std::move(fabric.links);
+      for (const NodeSpec& n : spec.nodes) node_kinds_[n.name] = n.kind;
+      for (size_t i = 0; i < spec.links.size(); ++i) {
+        const LinkSpec& l = spec.links[i];
+        std::string what = "the generated link " + l.a.node + ":" + l.a.interface + " <-> " +
+                           l.b.node + ":" + l.b.interface;
+        used_ports_[l.a.node + ":" + l.a.interface] = what;
+        used_ports_[l.b.node + ":" + l.b.interface] = what;
+      }
+    }
+
+    if (keys.count("nodes")) ParseNodes(keys["nodes"], spec);
+    if (spec.nodes.empty()) Fail("nodes", "the lab has no nodes: give a clos block or nodes");
+    if (keys.count("links")) ParseLinks(keys["links"], spec);
+    return spec;
+  }
+
+ private:
+  [[noreturn]] void Fail(const std::string& field, const std::string& reason) const {
+    throw LabError(source_, field, reason);
+  }
+
+  static std::string Join(const std::string& prefix, const std::string& key) {
+    return prefix.empty() ? key : prefix + "." + key;
+  }
+
+  // The entries of a mapping by key, rejecting non-scalar, duplicate and unknown keys.
+  std::map<std::string, YAML::Node> MapEntries(const YAML::Node& map, const std::string& path,
+                                               const std::set<std::string>& allowed) const {
+    std::map<std::string, YAML::Node> out;
+    for (const auto& kv : map) {
+      if (!kv.first.IsScalar()) Fail(path.empty() ? "(document)" : path, "keys must be strings");
+      std::string key = kv.first.Scalar();
+      if (!allowed.empty() && !allowed.count(key)) {
+        std::string known;
+        for (const std::string& k : allowed) known += (known.empty() ? "" : ", ") + k;
+        Fail(Join(path, key), "unknown key (known keys: " + known + ")");
+      }
+      if (out.count(key)) Fail(Join(path, key), "duplicate key");
+      out[key] = kv.second;
+    }
+    return out;
+  }
+
+  std::string Scalar(const YAML::Node& n, const std::string& field) const {
+    if (!n.IsScalar()) Fail(field, std::string("expected a string, got ") + KindText(n));
+    return n.Scalar();
+  }
+
+  // A non-negative decimal integer no larger than `max`; nullopt if the text is not one.
+  static std::optional<int> Integer(const std::string& s, int max) {
+    if (s.empty() || s.size() > 9) return std::nullopt;
+    for (char c : s) {
+      if (!IsDigit(c)) return std::nullopt;
+    }
+    int v = std::stoi(s);
+    if (v > max) return std::nullopt;
+    return v;
+  }
+
+  int PositiveInt(const YAML::Node& n, const std::string& field) const {
+    std::string s = n.IsScalar() ? n.Scalar() : "";
+    std::optional<int> v = n.IsScalar() ? Integer(s, 1000000) : std::nullopt;
+    if (!v || *v <= 0) {
+      Fail(field, "must be a positive integer" + (n.IsScalar() ? ", got '" + s + "'" : ""));
+    }
+    return *v;
+  }
+
+  ClosSpec ParseClos(const YAML::Node& n) {
+    if (!n.IsMap()) Fail("clos", std::string("expected a mapping, got ") + KindText(n));
+    auto keys = MapEntries(
+        n, "clos", {"planes", "spines_per_plane", "leaves_per_plane", "hosts", "hosts_per_leaf"});
+    auto get = [&](const std::string& key, int max) {
+      std::string field = "clos." + key;
+      if (!keys.count(key)) Fail(field, "required");
+      const YAML::Node& v = keys[key];
+      if (key == "spines_per_plane" && v.IsScalar() && Integer(v.Scalar(), 0) == 0) {
+        Fail(field, "a plane with no spines: every plane needs at least one spine");
+      }
+      int x = PositiveInt(v, field);
+      if (x > max)
+        Fail(field, std::to_string(x) + " is more than the " + std::to_string(max) +
+                        " the uSID plan allows");
+      return x;
+    };
+    ClosSpec c;
+    c.planes = get("planes", kMaxPlanes);
+    c.spines_per_plane = get("spines_per_plane", kMaxPerRole);
+    c.leaves_per_plane = get("leaves_per_plane", kMaxPerRole);
+    c.hosts = get("hosts", kMaxPerRole);
+    c.hosts_per_leaf = get("hosts_per_leaf", kMaxPerRole);
+    if (c.hosts > c.leaves_per_plane * c.hosts_per_leaf) {
+      Fail("clos.hosts", std::to_string(c.hosts) + " hosts do not fit on " +
+                             std::to_string(c.leaves_per_plane) + " leaves with " +
+                             std::to_string(c.hosts_per_leaf) + " hosts_per_leaf");
+    }
+    return c;
+  }
+
+  void ParseNodes(const YAML::Node& n, LabSpec& spec) {
+    if (n.IsNull()) return;
+    if (!n.IsMap())
+      Fail("nodes", std::string("expected a mapping of name to node, got ") + KindText(n));
+    std::set<std::string> explicit_names;
+    for (const auto& kv : n) {
+      if (!kv.first.IsScalar()) Fail("nodes", "node names must be strings");
+      std::string name = kv.first.Scalar();
+      std::string path = "nodes." + name;
+      if (!IsName(name, 30)) Fail(path, "node name '" + name + "' must match [a-z][a-z0-9-]{0,30}");
+      if (explicit_names.count(name)) Fail(path, "duplicate node name");
+      if (node_kinds_.count(name)) {
+        Fail(path, "duplicates the generated node '" + name + "' of the clos block");
+      }
+      explicit_names.insert(name);
+
+      NodeSpec node;
+      node.name = name;
+      const YAML::Node& body = kv.second;
+      if (!body.IsMap())
+        Fail(path, std::string("expected a mapping with kind, got ") + KindText(body));
+      auto keys = MapEntries(body, path, {"kind", "plane", "role"});
+      if (!keys.count("kind")) Fail(path + ".kind", "required: switch or host");
+      std::string kind = Scalar(keys["kind"], path + ".kind");
+      if (kind == "switch") {
+        node.kind = NodeKind::kSwitch;
+      } else if (kind == "host") {
+        node.kind = NodeKind::kHost;
+      } else {
+        Fail(path + ".kind", "'" + kind + "' must be switch or host");
+      }
+      if (keys.count("plane")) {
+        if (node.kind == NodeKind::kHost) {
+          Fail(path + ".plane", "hosts have no plane: their ports take the plane of their leaf");
+        }
+        const YAML::Node& v = keys["plane"];
+        std::optional<int> p = v.IsScalar() ? Integer(v.Scalar(), kMaxPlanes - 1) : std::nullopt;
+        if (!p) Fail(path + ".plane", "must be an integer from 0 to 14");
+        node.plane = *p;
+      }
+      if (keys.count("role")) {
+        if (node.kind == NodeKind::kHost) Fail(path + ".role", "only switches have a role");
+        std::string role = Scalar(keys["role"], path + ".role");
+        if (role == "spine") {
+          node.role = SwitchRole::kSpine;
+        } else if (role == "leaf") {
+          node.role = SwitchRole::kLeaf;
+        } else {
+          Fail(path + ".role", "'" + role + "' must be spine or leaf");
+        }
+      }
+      node_kinds_[name] = node.kind;
+      spec.nodes.push_back(std::move(node));
+    }
+  }
+
+  EndpointSpec ParseEndpoint(const YAML::Node& n, const std::string& path) {
+    std::string text = Scalar(n, path);
+    size_t colon = text.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == text.size() ||
+        text.find(':', colon + 1) != std::string::npos) {
+      Fail(path, "'" + text + "' is not in node:interface form");
+    }
+    EndpointSpec e{text.substr(0, colon), text.substr(colon + 1)};
+    if (!node_kinds_.count(e.node)) Fail(path, "unknown node '" + e.node + "'");
+    if (std::string why = InterfaceNameProblem(e.interface); !why.empty()) Fail(path, why);
+    return e;
+  }
+
+  void ParseLinks(const YAML::Node& n, LabSpec& spec) {
+    if (n.IsNull()) return;
+    if (!n.IsSequence()) Fail("links", std::string("expected a list, got ") + KindText(n));
+    for (size_t i = 0; i < n.size(); ++i) {
+      std::string path = "links[" + std::to_string(i) + "]";
+      const YAML::Node& body = n[i];
+      if (!body.IsMap())
+        Fail(path, std::string("expected a mapping with endpoints, got ") + KindText(body));
+      auto keys = MapEntries(body, path, {"endpoints"});
+      std::string ep_path = path + ".endpoints";
+      if (!keys.count("endpoints")) Fail(ep_path, "required");
+      const YAML::Node& eps = keys["endpoints"];
+      if (!eps.IsSequence() || eps.size() != 2) {
+        Fail(ep_path, "expected a list of exactly two node:interface endpoints");
+      }
+      LinkSpec link{ParseEndpoint(eps[0], ep_path + "[0]"), ParseEndpoint(eps[1], ep_path + "[1]")};
+      if (link.a.node == link.b.node)
+        Fail(ep_path, "a link from node '" + link.a.node + "' to itself");
+      if (node_kinds_[link.a.node] == NodeKind::kHost &&
+          node_kinds_[link.b.node] == NodeKind::kHost) {
+        Fail(ep_path, "host-to-host links are not supported: hosts attach to leaves");
+      }
+      const EndpointSpec* ends[2] = {&link.a, &link.b};
+      for (int j = 0; j < 2; ++j) {
+        std::string port = ends[j]->node + ":" + ends[j]->interface;
+        auto it = used_ports_.find(port);
+        if (it != used_ports_.end()) {
+          Fail(ep_path + "[" + std::to_string(j) + "]", port + " is already used by " + it->second);
+        }
+        used_ports_[port] = path;
+      }
+      spec.links.push_back(std::move(link));
+    }
+  }
+
+  std::string source_;
+  std::map<std::string, NodeKind> node_kinds_;
+  std::map<std::string, std::string> used_ports_;  // "node:if" -> which link uses it
+};
+
+}  // namespace
+
+LabSpec ParseLabText(const std::string& yaml_text, const std::string& source_name) {
+  return Parser(source_name).Parse(yaml_text);
+}
+
+LabSpec ParseLabFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw LabError(path, "(file)", "cannot read the file");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return ParseLabText(buf.str(), path);
+}
+
+uint64_t ParseRate(const std::string& text) {
+  size_t i = 0;
+  unsigned __int128 whole = 0, frac = 0, frac_scale = 1;
+  size_t digits = 0;
+  while (i < text.size() && IsDigit(text[i])) {
+    if (++digits > 20) throw std::invalid_argument("rate '" + text + "' is too large");
+    whole = whole * 10 + static_cast<unsigned>(text[i++] - '0');
+  }
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    size_t frac_digits = 0;
+    while (i < text.size() && IsDigit(text[i])) {
+      if (++frac_digits > 12)
+        throw std::invalid_argument("rate '" + text + "' has too many decimals");
+      frac = frac * 10 + static_cast<unsigned>(text[i++] - '0');
+      frac_scale *= 10;
+    }
+    if (frac_digits == 0) digits = 0;
+  }
+  if (digits == 0) {
+    throw std::invalid_argument("rate '" + text + "' must be a number with a unit, e.g. 1Gbit");
+  }
+  std::string unit;
+  for (; i < text.size(); ++i)
+    unit += static_cast<char>(std::tolower(static_cast<unsigned char>(text[i])));
+  unsigned __int128 mult;
+  if (unit == "bit") {
+    mult = 1;
+  } else if (unit == "kbit") {
+    mult = 1000;
+  } else if (unit == "mbit") {
+    mult = 1000000;
+  } else if (unit == "gbit") {
+    mult = 1000000000;
+  } else if (unit == "tbit") {
+    mult = 1000000000000ULL;
+  } else {
+    throw std::invalid_argument("rate '" + text +
+                                "' needs a unit of bit, kbit, Mbit, Gbit or Tbit");
+  }
+  unsigned __int128 frac_bits = frac * mult;
+  if (frac_bits % frac_scale != 0) {
+    throw std::invalid_argument("rate '" + text + "' is not a whole number of bits per second");
+  }
+  unsigned __int128 bps = whole * mult + frac_bits / frac_scale;
+  if (bps == 0) throw std::invalid_argument("rate '" + text + "' must be positive");
+  if (bps > static_cast<unsigned __int128>(UINT64_MAX)) {
+    throw std::invalid_argument("rate '" + text + "' is too large");
+  }
+  return static_cast<uint64_t>(bps);
+}
+
+}  // namespace mrclab::emulator

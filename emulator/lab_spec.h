@@ -1,0 +1,73 @@
+// Lab files (labs/*.yaml) parsed into a LabSpec: the user's intent, not yet resolved.
+//
+// Contract: ParseLabFile/ParseLabText either return a spec in which every name is valid and
+// unique, every link names existing nodes and distinct interfaces, and the clos block is
+// sane — or throw LabError naming the file, the field (a YAML path such as
+// "links[3].endpoints[1]") and the reason. Parsing touches no kernel state.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace mrclab::emulator {
+
+// "FILE: FIELD: REASON" — one line, fit for an SRE's terminal.
+class LabError : public std::runtime_error {
+ public:
+  LabError(std::string file, std::string field, std::string reason);
+  const std::string& file() const { return file_; }
+  const std::string& field() const { return field_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string file_, field_, reason_;
+};
+
+enum class NodeKind { kSwitch, kHost };
+enum class SwitchRole { kSpine, kLeaf };  // a leaf is a switch with host ports
+enum class Routing { kBgp, kStatic };
+
+struct ClosSpec {
+  int planes = 0;
+  int spines_per_plane = 0;
+  int leaves_per_plane = 0;
+  int hosts = 0;
+  int hosts_per_leaf = 0;
+};
+
+struct NodeSpec {
+  std::string name;
+  NodeKind kind = NodeKind::kSwitch;
+  std::optional<int> plane;             // switches only; default 0
+  std::optional<SwitchRole> role;       // switches only; default: leaf if it has host links
+};
+
+struct EndpointSpec {
+  std::string node;
+  std::string interface;
+};
+
+struct LinkSpec {
+  EndpointSpec a, b;
+};
+
+struct LabSpec {
+  std::string name;         // [a-z][a-z0-9-]{0,15}
+  std::string source;       // file path (or "<string>") for error messages
+  std::optional<ClosSpec> clos;
+  Routing routing = Routing::kBgp;
+  std::optional<uint64_t> link_rate_bps;  // "1Gbit", "100Mbit", "500kbit", "10Gbit"
+  std::vector<NodeSpec> nodes;  // generated nodes first (if clos), then explicit ones
+  std::vector<LinkSpec> links;  // generated links first (if clos), then explicit ones
+};
+
+LabSpec ParseLabFile(const std::string& path);
+LabSpec ParseLabText(const std::string& yaml_text, const std::string& source_name);
+
+// "1Gbit" -> 1000000000. Throws std::invalid_argument with a reason.
+uint64_t ParseRate(const std::string& text);
+
+}  // namespace mrclab::emulator

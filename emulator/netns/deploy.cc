@@ -1,0 +1,330 @@
+#include "emulator/netns/deploy.h"
+
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "emulator/netns/frr_config.h"
+#include "emulator/netns/interrupt.h"
+#include "emulator/netns/lab_state.h"
+#include "emulator/netns/namespaces.h"
+#include "emulator/netns/netlink.h"
+#include "emulator/netns/processes.h"
+#include "emulator/netns/progress.h"
+#include "emulator/netns/verify.h"
+
+namespace mrclab::emulator::netns {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kFrrDir = "/usr/lib/frr";
+constexpr uint64_t kMiB = 1024 * 1024;
+constexpr const char* kSrv6Device = "sr0";
+
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::vector<std::string> DaemonsFor(const ResolvedLab& lab) {
+  // Without BGP there is nothing for bgpd or bfdd to do (FRR 8.4's staticd has no BFD).
+  if (lab.routing == Routing::kStatic) return {"zebra", "staticd"};
+  return {"zebra", "bfdd", "staticd", "bgpd"};
+}
+
+uint64_t MemAvailable() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024;
+  return 0;
+}
+
+void SetSysctls(const ResolvedNode& node, int ns_fd) {
+  const bool is_switch = node.kind == NodeKind::kSwitch;
+  const std::vector<std::pair<std::string, std::string>> settings = {
+      {"net/ipv6/conf/all/accept_dad", "0"},
+      {"net/ipv6/conf/default/accept_dad", "0"},
+      {"net/ipv6/conf/all/keep_addr_on_down", "1"},   // faults take links down and up again
+      {"net/ipv6/conf/default/keep_addr_on_down", "1"},
+      {"net/ipv6/conf/all/seg6_enabled", "1"},
+      {"net/ipv6/conf/default/seg6_enabled", "1"},
+      {"net/ipv6/conf/default/accept_ra", "0"},
+      {"net/ipv6/conf/all/forwarding", is_switch ? "1" : "0"},
+      {"net/ipv6/fib_multipath_hash_policy", "1"},    // ECMP on the L4 5-tuple
+      {"net/ipv6/route/max_size", "1048576"},
+  };
+  for (const auto& [key, value] : settings) WriteSysctl(ns_fd, key, value);
+}
+
+// Links, addresses, host routes and SRv6 behaviours of one node, in one netlink batch.
+void ConfigureNode(const ResolvedNode& node, int ns_fd) {
+  RtnlSocket rtnl(ns_fd);
+  // Input packets that match a seg6local route whose device is lo count as "no route"; the
+  // behaviours hang off an ifb device that, unlike a fabric port, never goes down in a fault.
+  if (node.kind == NodeKind::kSwitch) {
+    rtnl.QueueIfb(kSrv6Device);
+    rtnl.QueueLinkUp(kSrv6Device);
+  }
+  rtnl.QueueLinkUp("lo");
+  for (const ResolvedInterface& itf : node.interfaces) rtnl.QueueLinkUp(itf.name);
+  rtnl.Flush();
+  const std::map<std::string, int> index = rtnl.LinkIndexes();
+  auto ifindex = [&](const std::string& name) {
+    auto it = index.find(name);
+    if (it == index.end()) throw DeployError(node.name + ": interface " + name + " was not created");
+    return it->second;
+  };
+  for (const ResolvedInterface& itf : node.interfaces) {
+    auto slash = itf.address.find('/');
+    rtnl.QueueAddress(ifindex(itf.name), itf.address.substr(0, slash),
+                      std::stoi(itf.address.substr(slash + 1)));
+  }
+  if (node.kind == NodeKind::kHost) {
+    for (const auto& port : node.ports)
+      rtnl.QueueAddress(ifindex(port.interface), "fcbb:0:" + UsidHex(port.usid) + "::", 128);
+    for (const Route& route : node.routes) {
+      std::vector<std::pair<std::string, int>> hops;
+      for (const NextHop& hop : route.next_hops) hops.emplace_back(hop.address, ifindex(hop.interface));
+      rtnl.QueueRoute(route.prefix, hops);
+    }
+  } else {
+    rtnl.QueueUsidEnd("fcbb:0:" + UsidHex(node.usid) + "::/48", ifindex(kSrv6Device), 32, 16);
+  }
+  rtnl.Flush();
+}
+
+std::vector<std::string> DaemonArgv(const std::string& daemon, const std::string& dir) {
+  std::vector<std::string> argv = {std::string(kFrrDir) + "/" + daemon,
+                                   "-f", dir + "/" + daemon + ".conf",
+                                   "-i", dir + "/" + daemon + ".pid",
+                                   "-z", dir + "/zserv.api",
+                                   "--vty_socket", dir,
+                                   "-P", "0"};
+  if (daemon == "bfdd") {
+    argv.push_back("--bfdctl");
+    argv.push_back(dir + "/bfdd.sock");
+  }
+  return argv;
+}
+
+void WriteFile(const std::string& path, const std::string& text, uid_t uid, gid_t gid) {
+  std::ofstream out(path);
+  out << text;
+  out.close();
+  if (!out) throw DeployError("cannot write " + path);
+  chown(path.c_str(), uid, gid);
+}
+
+// Polls `check` until it reports ok or the deadline passes; reports progress on the way.
+CheckStatus PollUntil(Progress& progress, const std::string& what, Clock::time_point deadline,
+                      const std::function<CheckStatus()>& check) {
+  CheckStatus status;
+  auto pause = std::chrono::milliseconds(20);
+  for (;;) {
+    ThrowIfInterrupted();
+    for (auto [pid, st] : ReapChildren())
+      throw DeployError("a routing daemon (pid " + std::to_string(pid) +
+                        ") exited during deploy; see its log under the lab's nodes/ directory");
+    status = check();
+    progress.Update(status.Summary(what));
+    if (status.ok()) return status;
+    if (Clock::now() >= deadline)
+      throw DeployError("not ready before the deadline: " + status.Summary(what));
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(200));
+  }
+}
+
+}  // namespace
+
+nlohmann::json DeployReport::ToJson() const {
+  return {{"seconds",
+           {{"namespaces", namespaces_s},
+            {"links", links_s},
+            {"daemons", daemons_s},
+            {"convergence", convergence_s},
+            {"verification", verification_s},
+            {"total", total_s}}},
+          {"verified",
+           {{"bgp_sessions_established", bgp_sessions},
+            {"host_pairs_reachable", host_pairs},
+            {"spine_paths_proven", spine_paths}}}};
+}
+
+MemoryEstimate EstimateMemory(const ResolvedLab& lab) {
+  MemoryEstimate e;
+  // Measured on Debian FRR 8.4 (see README): ~10 MiB per daemon, plus namespace overhead.
+  const uint64_t per_daemon = 10 * kMiB;
+  e.needed = lab.Switches().size() * DaemonsFor(lab).size() * per_daemon +
+             lab.nodes.size() * 1 * kMiB + lab.links.size() * kMiB / 4;
+  e.available = MemAvailable();
+  return e;
+}
+
+void Preflight(const ResolvedLab& lab) {
+  if (geteuid() != 0)
+    throw DeployError("mrclab deploy needs root (it creates network namespaces); run it with sudo");
+  for (const std::string& daemon : DaemonsFor(lab))
+    if (access((std::string(kFrrDir) + "/" + daemon).c_str(), X_OK) != 0)
+      throw DeployError("FRRouting is not installed (no " + std::string(kFrrDir) + "/" + daemon +
+                        "); install the Debian package frr, or run .ci/setup");
+  if (!getpwnam("frr")) throw DeployError("FRRouting's user 'frr' does not exist; reinstall frr");
+  LabPaths paths(lab.name);
+  if (fs::exists(paths.root))
+    throw DeployError("lab '" + lab.name + "' is already deployed (" + paths.root +
+                      "); run: mrclab destroy " + lab.name);
+  for (const ResolvedNode& node : lab.nodes)
+    if (NetnsExists(node.netns))
+      throw DeployError("network namespace '" + node.netns +
+                        "' already exists and is not part of a deployed lab; remove it or rename the lab");
+  MemoryEstimate mem = EstimateMemory(lab);
+  const uint64_t reserve = 1024 * kMiB;
+  if (mem.available < mem.needed + reserve)
+    throw DeployError(lab.source + ": lab '" + lab.name + "' is too large for this machine: needs ~" +
+                      std::to_string(mem.needed / kMiB) + " MiB, " +
+                      std::to_string(mem.available / kMiB) + " MiB available (" +
+                      std::to_string(lab.Switches().size()) + " switches)");
+}
+
+DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
+  Preflight(lab);
+  const auto start = Clock::now();
+  Progress progress(options.progress);
+  DeployReport report;
+  LabPaths paths(lab.name);
+  const passwd* frr = getpwnam("frr");
+  const uid_t frr_uid = frr->pw_uid;
+  const gid_t frr_gid = frr->pw_gid;
+
+  fs::create_directories(StateRoot());
+  if (mkdir(paths.root.c_str(), 0755) != 0)
+    throw DeployError("cannot create " + paths.root + ": " + std::strerror(errno));
+  try {
+    fs::create_directories(paths.root + "/uts");
+    fs::create_directories(paths.root + "/nodes");
+    nlohmann::json doc = {{"state", "deploying"}, {"pid", getpid()}, {"source", lab.source},
+                          {"plan", lab.ToJson()},
+                          {"created", std::time(nullptr)}};
+    WriteLabJson(lab.name, doc);
+    SaveLabText(lab.name, options.lab_text);
+    Journal journal(paths.journal);
+
+    // 1. Namespaces and their sysctls.
+    progress.Stage("namespaces");
+    auto t = Clock::now();
+    std::map<std::string, Fd> ns_fd, uts_fd;
+    for (const ResolvedNode& node : lab.nodes) {
+      ThrowIfInterrupted();
+      journal.RecordNetns(node.netns);
+      CreateNodeNamespaces(node.netns, paths.UtsPath(node.name), node.name);
+      ns_fd[node.name] = OpenNetns(node.netns);
+      uts_fd[node.name] = OpenPath(paths.UtsPath(node.name));
+      SetSysctls(node, ns_fd[node.name].get());
+      progress.Update(std::to_string(ns_fd.size()) + "/" + std::to_string(lab.nodes.size()));
+    }
+    report.namespaces_s = Since(t);
+    progress.Done(std::to_string(lab.nodes.size()) + " nodes");
+
+    // 2. Links (veth pairs straight into their namespaces), addresses, routes, uSIDs.
+    progress.Stage("links");
+    t = Clock::now();
+    {
+      RtnlSocket root;
+      for (const ResolvedLink& link : lab.links)
+        root.QueueVeth(link.a.interface, ns_fd[link.a.node].get(), link.b.interface,
+                       ns_fd[link.b.node].get(),
+                       "add veth " + link.a.node + ":" + link.a.interface + " <-> " + link.b.node +
+                           ":" + link.b.interface);
+      root.Flush();
+    }
+    for (const ResolvedNode& node : lab.nodes) {
+      ThrowIfInterrupted();
+      ConfigureNode(node, ns_fd[node.name].get());
+    }
+    report.links_s = Since(t);
+    progress.Done(std::to_string(lab.links.size()) + " links");
+
+    // 3. Routing daemons: zebra everywhere first, the others once zebra's socket is there.
+    progress.Stage("daemons");
+    t = Clock::now();
+    const std::vector<std::string> daemons = DaemonsFor(lab);
+    auto start_daemon = [&](const ResolvedNode& sw, const std::string& daemon) {
+      const std::string dir = paths.NodeDir(sw.name);
+      pid_t pid = StartInNamespaces(DaemonArgv(daemon, dir), ns_fd[sw.name].get(),
+                                    uts_fd[sw.name].get(), dir + "/" + daemon + ".out");
+      journal.RecordProcess(pid, sw.netns, daemon);
+    };
+    for (const ResolvedNode* sw : lab.Switches()) {
+      const std::string dir = paths.NodeDir(sw->name);
+      fs::create_directories(dir);
+      chown(dir.c_str(), frr_uid, frr_gid);
+      for (const auto& [daemon, text] : FrrConfigs(lab, *sw, dir))
+        WriteFile(dir + "/" + daemon + ".conf", text, frr_uid, frr_gid);
+      start_daemon(*sw, "zebra");
+    }
+    const auto deadline = Clock::now() + options.timeout;
+    PollUntil(progress, "zebra", deadline, [&] {
+      CheckStatus s;
+      for (const ResolvedNode* sw : lab.Switches()) {
+        ++s.total;
+        if (fs::exists(paths.NodeDir(sw->name) + "/zserv.api"))
+          ++s.done;
+        else if (s.missing.size() < 4)
+          s.missing.push_back(sw->name);
+      }
+      return s;
+    });
+    for (const ResolvedNode* sw : lab.Switches())
+      for (const std::string& daemon : daemons)
+        if (daemon != "zebra") start_daemon(*sw, daemon);
+    report.daemons_s = Since(t);
+    progress.Done(std::to_string(lab.Switches().size() * daemons.size()) + " FRR daemons on " +
+                  std::to_string(lab.Switches().size()) + " switches");
+
+    // 4. Convergence and verification.
+    LabVerifier verifier(lab, paths);
+    t = Clock::now();
+    if (lab.routing == Routing::kBgp) {
+      progress.Stage("bgp");
+      report.bgp_sessions = PollUntil(progress, "sessions Established", deadline,
+                                      [&] { return verifier.CheckBgp(); }).done;
+      progress.Done(std::to_string(report.bgp_sessions) + " sessions Established");
+    }
+    report.convergence_s = Since(t);
+    t = Clock::now();
+    progress.Stage("reachability");
+    report.host_pairs = PollUntil(progress, "host pairs", deadline,
+                                  [&] { return verifier.CheckReachability(); }).done;
+    progress.Done(std::to_string(report.host_pairs) + " host pairs reachable on every plane");
+    progress.Stage("srv6");
+    report.spine_paths = PollUntil(progress, "spine paths", deadline,
+                                   [&] { return verifier.CheckSpinePaths(); }).done;
+    progress.Done(std::to_string(report.spine_paths) + " uSID paths proven through their spine");
+    report.verification_s = Since(t);
+    report.total_s = Since(start);
+
+    doc["state"] = "ready";
+    doc["deploy"] = report.ToJson();
+    WriteLabJson(lab.name, doc);
+    return report;
+  } catch (const std::exception& e) {
+    if (options.keep_failed) {
+      progress.Stage("failed");
+      progress.Done(std::string(e.what()) + "; lab kept for inspection: mrclab destroy " + lab.name);
+      throw;
+    }
+    progress.Stage("rollback");
+    progress.Done(std::string("deploy failed (") + e.what() + "); removing what was made");
+    Destroy(lab.name);
+    throw;
+  }
+}
+
+}  // namespace mrclab::emulator::netns

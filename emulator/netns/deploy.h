@@ -1,0 +1,58 @@
+// Deploy and destroy a lab on this machine (the netns backend).
+//
+// Deploy returns only when the lab is verified ready (see verify.h) or throws DeployError after
+// rolling back everything it made. Every namespace and process is written to the lab's journal
+// before it exists, so Destroy removes exactly what a deploy made, even after the deploying
+// process was killed with SIGKILL.
+#pragma once
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "emulator/resolved_lab.h"
+
+namespace mrclab::emulator::netns {
+
+class DeployError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct DeployOptions {
+  std::chrono::seconds timeout{120};  // for convergence and verification
+  bool progress = true;
+  bool keep_failed = false;  // leave a failed lab in place for inspection (destroy it later)
+  std::string lab_text;  // the lab file as given, saved with the state (LoadDeployedLab)
+};
+
+struct DeployReport {
+  double namespaces_s = 0, links_s = 0, daemons_s = 0, convergence_s = 0, verification_s = 0;
+  double total_s = 0;
+  int bgp_sessions = 0, host_pairs = 0, spine_paths = 0;
+  nlohmann::json ToJson() const;
+};
+
+// Memory a lab needs, in bytes (FRR daemons dominate), and what the machine has available.
+struct MemoryEstimate {
+  uint64_t needed = 0, available = 0;
+};
+MemoryEstimate EstimateMemory(const ResolvedLab& lab);
+
+// Checks that need no changes: root, FRR installed, lab not deployed, names free, memory.
+void Preflight(const ResolvedLab& lab);
+
+DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options);
+
+struct DestroyReport {
+  int processes = 0, killed = 0, namespaces = 0;
+  double seconds = 0;
+  std::vector<std::string> problems;  // what could not be removed
+};
+// Throws std::runtime_error if the lab has no state directory.
+DestroyReport Destroy(const std::string& lab_name);
+
+}  // namespace mrclab::emulator::netns

@@ -1,0 +1,78 @@
+// Destroy: the inverse of Deploy, driven by the lab's journal (see lab_state.h).
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "emulator/netns/deploy.h"
+#include "emulator/netns/lab_state.h"
+#include "emulator/netns/namespaces.h"
+#include "emulator/netns/processes.h"
+
+namespace mrclab::emulator::netns {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Daemons write their own pid files; they cover a deployer killed between fork() and its
+// journal line.
+std::vector<OwnedProcess> PidFileProcesses(const LabPaths& paths, const std::string& lab_name) {
+  std::vector<OwnedProcess> out;
+  std::error_code ec;
+  for (const auto& node_dir : fs::directory_iterator(paths.root + "/nodes", ec)) {
+    for (const auto& file : fs::directory_iterator(node_dir.path(), ec)) {
+      if (file.path().extension() != ".pid") continue;
+      std::ifstream in(file.path());
+      pid_t pid = 0;
+      if (in >> pid)
+        out.push_back({pid, file.path().stem(),
+                       NetnsPath(lab_name + "-" + node_dir.path().filename().string())});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+DestroyReport Destroy(const std::string& lab_name) {
+  const auto start = std::chrono::steady_clock::now();
+  LabPaths paths(lab_name);
+  if (!fs::exists(paths.root)) throw std::runtime_error("lab '" + lab_name + "' is not deployed");
+  DestroyReport report;
+  const std::vector<JournalEntry> journal = Journal::Read(paths.journal);
+
+  std::vector<OwnedProcess> processes;
+  std::set<pid_t> seen;
+  for (const JournalEntry& e : journal)
+    if (e.kind == "process" && seen.insert(e.pid).second)
+      processes.push_back({e.pid, e.what, NetnsPath(e.netns)});
+  for (const OwnedProcess& p : PidFileProcesses(paths, lab_name))
+    if (seen.insert(p.pid).second) processes.push_back(p);
+  std::vector<OwnedProcess> alive;
+  for (const OwnedProcess& p : processes)
+    if (IsOurs(p)) alive.push_back(p);
+  report.processes = static_cast<int>(alive.size());
+  report.killed = StopProcesses(alive, std::chrono::milliseconds(3000));
+  // FRR removes its /var/tmp/frr/<daemon>.<pid> directory on a clean exit only.
+  for (const OwnedProcess& p : alive) {
+    std::error_code ec;
+    fs::remove_all("/var/tmp/frr/" + p.comm + "." + std::to_string(p.pid), ec);
+  }
+
+  // Namespaces last: deleting one removes its veths, qdiscs and nftables tables with it.
+  for (const JournalEntry& e : journal) {
+    if (e.kind != "netns") continue;
+    const std::string node = e.netns.substr(lab_name.size() + 1);
+    std::string why;
+    if (DeleteNodeNamespaces(e.netns, paths.UtsPath(node), &why))
+      ++report.namespaces;
+    else
+      report.problems.push_back(why);
+  }
+  std::error_code ec;
+  fs::remove_all(paths.root, ec);
+  if (ec) report.problems.push_back("remove " + paths.root + ": " + ec.message());
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace mrclab::emulator::netns

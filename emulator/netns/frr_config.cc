@@ -1,0 +1,59 @@
+#include "emulator/netns/frr_config.h"
+
+#include <sstream>
+
+namespace mrclab::emulator::netns {
+namespace {
+
+std::string Header(const ResolvedNode& node, const std::string& log_dir,
+                   const std::string& daemon) {
+  std::ostringstream out;
+  out << "frr defaults datacenter\n"
+      << "hostname " << node.name << "\n"
+      << "log file " << log_dir << "/" << daemon << ".log informational\n"
+      << "!\n";
+  return out.str();
+}
+
+}  // namespace
+
+std::map<std::string, std::string> FrrConfigs(const ResolvedLab& lab, const ResolvedNode& node,
+                                              const std::string& log_dir) {
+  std::map<std::string, std::string> files;
+  for (const char* daemon : kFrrDaemons) files[daemon] = Header(node, log_dir, daemon);
+
+  std::ostringstream statics;
+  for (const Route& route : node.routes)
+    for (const NextHop& hop : route.next_hops)
+      statics << "ipv6 route " << route.prefix << " " << hop.address << " " << hop.interface << "\n";
+  files["staticd"] += statics.str();
+
+  if (lab.routing == Routing::kBgp) {
+    std::ostringstream bgp;
+    bgp << "router bgp " << node.asn << "\n"
+        << " bgp router-id " << node.router_id << "\n"
+        << " no bgp default ipv4-unicast\n"
+        << " no bgp ebgp-requires-policy\n"
+        << " no bgp network import-check\n"
+        << " bgp bestpath as-path multipath-relax\n"
+        << " neighbor fabric peer-group\n"
+        << " neighbor fabric remote-as external\n"
+        << " neighbor fabric bfd\n";
+    for (const ResolvedInterface& itf : node.interfaces) {
+      const ResolvedNode* peer = lab.FindNode(itf.peer_node);
+      if (peer && peer->kind == NodeKind::kSwitch)
+        bgp << " neighbor " << itf.name << " interface peer-group fabric\n";
+    }
+    bgp << " address-family ipv6 unicast\n"
+        << "  neighbor fabric activate\n"
+        << "  redistribute connected\n"
+        << "  redistribute static\n"
+        << "  network fcbb:0:" << UsidHex(node.usid) << "::/48\n"
+        << "  maximum-paths 64\n"
+        << " exit-address-family\n";
+    files["bgpd"] += bgp.str();
+  }
+  return files;
+}
+
+}  // namespace mrclab::emulator::netns

@@ -1,0 +1,29 @@
+#include "emulator/netns/interrupt.h"
+
+#include <signal.h>
+
+#include <atomic>
+
+namespace mrclab::emulator::netns {
+namespace {
+
+std::atomic<bool> g_requested{false};
+
+void OnSignal(int) { g_requested.store(true); }
+
+}  // namespace
+
+void InstallInterruptHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+}
+
+bool InterruptRequested() { return g_requested.load(); }
+
+void ThrowIfInterrupted() {
+  if (g_requested.load()) throw Interrupted();
+}
+
+}  // namespace mrclab::emulator::netns

@@ -1,0 +1,115 @@
+#include "emulator/netns/processes.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <system_error>
+#include <thread>
+
+#include "emulator/netns/namespaces.h"
+
+namespace mrclab::emulator::netns {
+namespace {
+
+std::string ReadFirstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+bool IsZombieOrGone(pid_t pid) {
+  std::string stat = ReadFirstLine("/proc/" + std::to_string(pid) + "/stat");
+  if (stat.empty()) return true;
+  auto close_paren = stat.rfind(')');
+  return close_paren == std::string::npos || close_paren + 2 >= stat.size() ||
+         stat[close_paren + 2] == 'Z' || stat[close_paren + 2] == 'X';
+}
+
+}  // namespace
+
+pid_t StartInNamespaces(const std::vector<std::string>& argv, int netns_fd, int uts_fd,
+                        const std::string& log_path) {
+  // Everything the child needs is prepared before fork(): the child only makes system calls.
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) throw std::system_error(errno, std::generic_category(), "open " + log_path);
+  int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  pid_t pid = fork();
+  if (pid < 0) {
+    int saved = errno;
+    close(log_fd);
+    close(null_fd);
+    throw std::system_error(saved, std::generic_category(), "fork " + argv[0]);
+  }
+  if (pid == 0) {
+    if (setns(netns_fd, CLONE_NEWNET) != 0) _exit(126);
+    if (uts_fd >= 0 && setns(uts_fd, CLONE_NEWUTS) != 0) _exit(126);
+    setsid();
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    dup2(null_fd, 0);
+    dup2(log_fd, 1);
+    dup2(log_fd, 2);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(log_fd);
+  close(null_fd);
+  return pid;
+}
+
+bool IsOurs(const OwnedProcess& p) {
+  if (p.pid <= 1 || IsZombieOrGone(p.pid)) return false;
+  const std::string proc = "/proc/" + std::to_string(p.pid);
+  if (ReadFirstLine(proc + "/comm") != p.comm.substr(0, 15)) return false;
+  if (!p.netns_path.empty()) {
+    unsigned long want = NamespaceInode(p.netns_path);
+    if (want == 0 || NamespaceInode(proc + "/ns/net") != want) return false;
+  }
+  return true;
+}
+
+int StopProcesses(const std::vector<OwnedProcess>& processes, std::chrono::milliseconds grace) {
+  std::vector<pid_t> signalled;
+  for (const OwnedProcess& p : processes)
+    if (IsOurs(p) && kill(p.pid, SIGTERM) == 0) signalled.push_back(p.pid);
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  auto poll_interval = std::chrono::milliseconds(5);
+  for (;;) {
+    ReapChildren();
+    bool any_alive = false;
+    for (pid_t pid : signalled)
+      if (!IsZombieOrGone(pid)) any_alive = true;
+    if (!any_alive || std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(poll_interval);
+    poll_interval = std::min(poll_interval * 2, std::chrono::milliseconds(50));
+  }
+  int killed = 0;
+  for (pid_t pid : signalled)
+    if (!IsZombieOrGone(pid) && kill(pid, SIGKILL) == 0) ++killed;
+  ReapChildren();
+  return killed;
+}
+
+std::vector<std::pair<pid_t, int>> ReapChildren() {
+  std::vector<std::pair<pid_t, int>> out;
+  int status = 0;
+  pid_t pid;
+  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) out.emplace_back(pid, status);
+  return out;
+}
+
+}  // namespace mrclab::emulator::netns

@@ -1,0 +1,36 @@
+// Processes started inside a node's namespaces, and stopping them again — only ours, by PID.
+//
+// Start forks a child that enters the node's network and UTS namespaces, starts a new session
+// (so a Ctrl-C at the terminal does not reach it), sends stdout/stderr to a log file and execs.
+// Stop checks that each PID still is what was started (command name, and network namespace
+// inode) before signalling it: a recycled PID is never killed.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace mrclab::emulator::netns {
+
+pid_t StartInNamespaces(const std::vector<std::string>& argv, int netns_fd, int uts_fd,
+                        const std::string& log_path);
+
+struct OwnedProcess {
+  pid_t pid = 0;
+  std::string comm;       // expected /proc/PID/comm (first 15 chars of the program name)
+  std::string netns_path; // expected network namespace file, "" = do not check
+};
+
+// True if PID is alive (not a zombie) and matches comm and namespace.
+bool IsOurs(const OwnedProcess& p);
+
+// SIGTERM to each process that IsOurs, poll until all have exited or the grace period ends,
+// then SIGKILL what remains. Returns how many had to be killed with SIGKILL.
+int StopProcesses(const std::vector<OwnedProcess>& processes, std::chrono::milliseconds grace);
+
+// Reaps any exited children of this process without blocking; returns their PIDs.
+std::vector<std::pair<pid_t, int>> ReapChildren();
+
+}  // namespace mrclab::emulator::netns

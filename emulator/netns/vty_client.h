@@ -1,0 +1,27 @@
+// Client for an FRR daemon's vty unix socket: the protocol vtysh speaks. A command is sent
+// NUL-terminated; the daemon answers with its output followed by three NUL bytes and a status
+// byte (0 = success). Used to poll `show ... json` without starting a vtysh process per poll.
+#pragma once
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+namespace mrclab::emulator::netns {
+
+class VtyError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct VtyReply {
+  std::string output;
+  int status = 0;  // FRR's CMD_* code: 0 success, 1 warning, ...
+};
+
+// One connection, one command. Throws VtyError when the socket is absent, refuses, or the
+// daemon does not answer within the timeout.
+VtyReply VtyCommand(const std::string& socket_path, const std::string& command,
+                    std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+
+}  // namespace mrclab::emulator::netns

@@ -1,0 +1,620 @@
+#include "emulator/resolved_lab.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+namespace mrclab::emulator {
+
+namespace {
+
+using Groups = std::array<uint16_t, 8>;
+
+constexpr uint32_t kAsnBase = 4200000000u;
+constexpr int kMaxPlanes = 15;
+constexpr int kMaxIndexByte = 255;
+constexpr int kUsidRoleSpine = 1, kUsidRoleLeaf = 2, kUsidRoleHostPort = 3;
+
+struct Prefix {
+  Groups groups{};
+  int length = 0;
+  auto operator<=>(const Prefix&) const = default;
+  std::string Text() const { return FormatIpv6(groups) + "/" + std::to_string(length); }
+};
+
+Groups LinkAddress(int plane, int link, uint16_t host) {
+  return {0xfd00, static_cast<uint16_t>(plane), static_cast<uint16_t>(link), 0, 0, 0, 0, host};
+}
+
+Groups UsidGroups(uint16_t usid) { return {0xfcbb, 0, usid, 0, 0, 0, 0, 0}; }
+
+uint16_t MakeUsid(int plane, int role, int index) {
+  return static_cast<uint16_t>(((plane + 1) << 12) | (role << 8) | (index + 1));
+}
+
+struct NextHopKey {
+  Groups address;
+  std::string interface;
+  auto operator<=>(const NextHopKey&) const = default;
+};
+
+// Routes of one node, keyed and ordered by prefix; next hops ordered by address then interface.
+class RouteTable {
+ public:
+  void Add(const Prefix& prefix, const std::set<NextHopKey>& hops) {
+    if (!hops.empty()) routes_[prefix].insert(hops.begin(), hops.end());
+  }
+  std::vector<Route> Take() const {
+    std::vector<Route> out;
+    for (const auto& [prefix, hops] : routes_) {
+      Route r{prefix.Text(), {}};
+      for (const NextHopKey& h : hops) r.next_hops.push_back({FormatIpv6(h.address), h.interface});
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+ private:
+  std::map<Prefix, std::set<NextHopKey>> routes_;
+};
+
+const char* RoleName(SwitchRole r) { return r == SwitchRole::kSpine ? "spine" : "leaf"; }
+
+}  // namespace
+
+std::string FormatIpv6(const Groups& g) {
+  int best_start = -1, best_len = 0;
+  for (int i = 0; i < 8;) {
+    if (g[i] != 0) {
+      ++i;
+      continue;
+    }
+    int j = i;
+    while (j < 8 && g[j] == 0) ++j;
+    if (j - i > best_len) {
+      best_start = i;
+      best_len = j - i;
+    }
+    i = j;
+  }
+  if (best_len < 2) best_start = -1;
+  std::string out;
+  char buf[8];
+  for (int i = 0; i < 8; ++i) {
+    if (i == best_start) {
+      out += "::";
+      i += best_len - 1;
+      continue;
+    }
+    if (!out.empty() && out.back() != ':') out += ':';
+    std::snprintf(buf, sizeof buf, "%x", g[i]);
+    out += buf;
+  }
+  return out;
+}
+
+std::string UsidHex(uint16_t usid) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%x", usid);
+  return buf;
+}
+
+std::string UsidAddress(uint16_t usid) { return FormatIpv6(UsidGroups(usid)); }
+
+std::string UsidLocator(uint16_t usid) { return UsidAddress(usid) + "/48"; }
+
+const ResolvedNode* ResolvedLab::FindNode(const std::string& name) const {
+  for (const ResolvedNode& n : nodes) {
+    if (n.name == name) return &n;
+  }
+  return nullptr;
+}
+
+std::vector<const ResolvedNode*> ResolvedLab::Switches() const {
+  std::vector<const ResolvedNode*> out;
+  for (const ResolvedNode& n : nodes) {
+    if (n.kind == NodeKind::kSwitch) out.push_back(&n);
+  }
+  return out;
+}
+
+std::vector<const ResolvedNode*> ResolvedLab::Hosts() const {
+  std::vector<const ResolvedNode*> out;
+  for (const ResolvedNode& n : nodes) {
+    if (n.kind == NodeKind::kHost) out.push_back(&n);
+  }
+  return out;
+}
+
+int ResolvedLab::ExpectedBgpSessions() const {
+  int fabric = 0;
+  for (const ResolvedLink& l : links) fabric += l.fabric ? 1 : 0;
+  return 2 * fabric;
+}
+
+UsidPath ResolvedLab::PathVia(const std::string& src_host, const std::string& leaf_a,
+                              const std::string& spine, const std::string& leaf_b,
+                              const std::string& dst_host) const {
+  auto need = [&](const std::string& name, NodeKind kind, std::optional<SwitchRole> role) {
+    const ResolvedNode* n = FindNode(name);
+    if (n == nullptr) throw std::invalid_argument("unknown node '" + name + "'");
+    if (n->kind != kind || (role && n->role != *role)) {
+      std::string want = kind == NodeKind::kHost ? "host" : RoleName(*role);
+      throw std::invalid_argument("'" + name + "' is not a " + want);
+    }
+    return n;
+  };
+  const ResolvedNode* src = need(src_host, NodeKind::kHost, std::nullopt);
+  const ResolvedNode* la = need(leaf_a, NodeKind::kSwitch, SwitchRole::kLeaf);
+  const ResolvedNode* sp = need(spine, NodeKind::kSwitch, SwitchRole::kSpine);
+  const ResolvedNode* lb = need(leaf_b, NodeKind::kSwitch, SwitchRole::kLeaf);
+  const ResolvedNode* dst = need(dst_host, NodeKind::kHost, std::nullopt);
+  auto adjacent = [](const ResolvedNode* x, const ResolvedNode* y) {
+    for (const ResolvedInterface& i : x->interfaces) {
+      if (i.peer_node == y->name) return true;
+    }
+    return false;
+  };
+  const std::pair<const ResolvedNode*, const ResolvedNode*> hops[] = {
+      {src, la}, {la, sp}, {sp, lb}, {lb, dst}};
+  for (const auto& [x, y] : hops) {
+    if (!adjacent(x, y)) {
+      throw std::invalid_argument("'" + x->name + "' and '" + y->name + "' are not adjacent");
+    }
+  }
+  if (la->plane != sp->plane || lb->plane != sp->plane) {
+    throw std::invalid_argument("the path leaves plane " + std::to_string(sp->plane));
+  }
+  const ResolvedNode::Port* dst_port = nullptr;
+  for (const ResolvedNode::Port& p : dst->ports) {
+    if (p.plane == lb->plane) dst_port = &p;
+  }
+  if (dst_port == nullptr) {
+    throw std::invalid_argument("'" + dst_host + "' has no port in plane " +
+                                std::to_string(lb->plane));
+  }
+  UsidPath path;
+  path.plane = sp->plane;
+  path.src_host = src_host;
+  path.leaf_a = leaf_a;
+  path.spine = spine;
+  path.leaf_b = leaf_b;
+  path.dst_host = dst_host;
+  path.destination = FormatIpv6({0xfcbb, 0, la->usid, sp->usid, lb->usid, dst_port->usid, 0, 0});
+  return path;
+}
+
+std::vector<UsidPath> ResolvedLab::SpineProofPaths() const {
+  // Hosts attached to a leaf, by host number (the node order of hosts).
+  auto hosts_of = [&](const ResolvedNode* leaf) {
+    std::vector<const ResolvedNode*> out;
+    for (const ResolvedInterface& i : leaf->interfaces) {
+      const ResolvedNode* peer = FindNode(i.peer_node);
+      if (peer->kind == NodeKind::kHost) out.push_back(peer);
+    }
+    std::sort(out.begin(), out.end(), [](auto* x, auto* y) { return x->index < y->index; });
+    return out;
+  };
+  std::vector<UsidPath> out;
+  for (int p = 0; p < planes; ++p) {
+    int spine_number = 0;
+    for (const ResolvedNode& spine : nodes) {
+      if (spine.kind != NodeKind::kSwitch || spine.role != SwitchRole::kSpine || spine.plane != p) {
+        continue;
+      }
+      std::vector<const ResolvedNode*> leaves;
+      std::set<std::string> seen;
+      for (const ResolvedInterface& i : spine.interfaces) {
+        const ResolvedNode* peer = FindNode(i.peer_node);
+        if (peer->role == SwitchRole::kLeaf && !hosts_of(peer).empty() &&
+            seen.insert(peer->name).second) {
+          leaves.push_back(peer);
+        }
+      }
+      std::sort(leaves.begin(), leaves.end(), [](auto* x, auto* y) { return x->index < y->index; });
+      int s = spine_number++;
+      if (leaves.empty()) continue;
+      // Rotating the leaf pair with the spine number spreads the proofs over more links.
+      const ResolvedNode* la = leaves[s % leaves.size()];
+      const ResolvedNode* lb = leaves.size() >= 2 ? leaves[(s + 1) % leaves.size()] : la;
+      auto ha = hosts_of(la);
+      auto hb = hosts_of(lb);
+      const ResolvedNode* src = ha[0];
+      const ResolvedNode* dst = la != lb ? hb[0] : ha[ha.size() >= 2 ? 1 : 0];
+      out.push_back(PathVia(src->name, la->name, spine.name, lb->name, dst->name));
+    }
+  }
+  return out;
+}
+
+nlohmann::json ResolvedLab::ToJson() const {
+  using nlohmann::json;
+  json j;
+  j["name"] = name;
+  j["source"] = source;
+  j["routing"] = routing == Routing::kStatic ? "static" : "bgp";
+  j["link_rate_bps"] = link_rate_bps ? json(*link_rate_bps) : json(nullptr);
+  j["plane_count"] = planes;
+  j["expected_bgp_sessions"] = ExpectedBgpSessions();
+
+  json plane_list = json::array();
+  for (int p = 0; p < planes; ++p) {
+    json jp;
+    jp["plane"] = p;
+    jp["prefix"] = Prefix{{0xfd00, static_cast<uint16_t>(p)}, 32}.Text();
+    jp["usid_prefix"] = Prefix{{0xfcbb, 0, static_cast<uint16_t>((p + 1) << 12)}, 36}.Text();
+    json spines = json::array(), leaves = json::array(), hosts = json::array();
+    for (const ResolvedNode& n : nodes) {
+      if (n.kind == NodeKind::kSwitch && n.plane == p) {
+        (n.role == SwitchRole::kSpine ? spines : leaves).push_back(n.name);
+      }
+      for (const ResolvedNode::Port& port : n.ports) {
+        if (port.plane == p) hosts.push_back(n.name);
+      }
+    }
+    jp["spines"] = spines;
+    jp["leaves"] = leaves;
+    jp["hosts"] = hosts;
+    plane_list.push_back(jp);
+  }
+  j["planes"] = plane_list;
+
+  json node_list = json::array();
+  for (const ResolvedNode& n : nodes) {
+    json jn;
+    jn["name"] = n.name;
+    jn["netns"] = n.netns;
+    jn["index"] = n.index;
+    if (n.kind == NodeKind::kSwitch) {
+      jn["kind"] = "switch";
+      jn["role"] = RoleName(n.role);
+      jn["plane"] = n.plane;
+      jn["asn"] = n.asn;
+      jn["router_id"] = n.router_id;
+      jn["usid"] = UsidHex(n.usid);
+      jn["locator"] = UsidLocator(n.usid);
+    } else {
+      jn["kind"] = "host";
+      json ports = json::array();
+      for (const ResolvedNode::Port& p : n.ports) {
+        ports.push_back({{"plane", p.plane},
+                         {"interface", p.interface},
+                         {"usid", UsidHex(p.usid)},
+                         {"address", p.address},
+                         {"usid_address", UsidAddress(p.usid)}});
+      }
+      jn["ports"] = ports;
+    }
+    json ifs = json::array();
+    for (const ResolvedInterface& i : n.interfaces) {
+      ifs.push_back({{"name", i.name},
+                     {"link", i.link},
+                     {"plane", i.plane},
+                     {"address", i.address},
+                     {"peer_node", i.peer_node},
+                     {"peer_interface", i.peer_interface},
+                     {"peer_address", i.peer_address}});
+    }
+    jn["interfaces"] = ifs;
+    json routes = json::array();
+    for (const Route& r : n.routes) {
+      json hops = json::array();
+      for (const NextHop& h : r.next_hops) {
+        hops.push_back({{"address", h.address}, {"interface", h.interface}});
+      }
+      routes.push_back({{"prefix", r.prefix}, {"next_hops", hops}});
+    }
+    jn["routes"] = routes;
+    node_list.push_back(jn);
+  }
+  j["nodes"] = node_list;
+
+  json link_list = json::array();
+  for (const ResolvedLink& l : links) {
+    link_list.push_back(
+        {{"index", l.index},
+         {"plane", l.plane},
+         {"fabric", l.fabric},
+         {"subnet", l.subnet},
+         {"a", {{"node", l.a.node}, {"interface", l.a.interface}, {"address", l.a_address}}},
+         {"b", {{"node", l.b.node}, {"interface", l.b.interface}, {"address", l.b_address}}}});
+  }
+  j["links"] = link_list;
+
+  json paths = json::array();
+  for (const UsidPath& p : SpineProofPaths()) {
+    paths.push_back({{"plane", p.plane},
+                     {"src_host", p.src_host},
+                     {"leaf_a", p.leaf_a},
+                     {"spine", p.spine},
+                     {"leaf_b", p.leaf_b},
+                     {"dst_host", p.dst_host},
+                     {"destination", p.destination}});
+  }
+  j["spine_proof_paths"] = paths;
+  return j;
+}
+
+ResolvedLab Resolve(const LabSpec& spec) {
+  auto fail = [&](const std::string& field, const std::string& reason) {
+    throw LabError(spec.source, field, reason);
+  };
+  const int n_nodes = static_cast<int>(spec.nodes.size());
+  if (n_nodes == 0) fail("nodes", "the lab has no nodes");
+
+  std::map<std::string, int> by_name;
+  for (int i = 0; i < n_nodes; ++i) {
+    if (!by_name.emplace(spec.nodes[i].name, i).second) {
+      fail("nodes." + spec.nodes[i].name, "duplicate node name");
+    }
+  }
+
+  // Endpoints of every link as spec node indices; the structural checks of the parser repeated
+  // so that hand-built specs cannot produce a broken plan.
+  std::vector<std::array<int, 2>> ends(spec.links.size());
+  std::vector<bool> has_host_link(n_nodes, false);
+  std::set<std::pair<std::string, std::string>> used;
+  for (size_t l = 0; l < spec.links.size(); ++l) {
+    const LinkSpec& link = spec.links[l];
+    std::string path = "links[" + std::to_string(l) + "]";
+    const EndpointSpec* e[2] = {&link.a, &link.b};
+    for (int j = 0; j < 2; ++j) {
+      std::string field = path + ".endpoints[" + std::to_string(j) + "]";
+      auto it = by_name.find(e[j]->node);
+      if (it == by_name.end()) fail(field, "unknown node '" + e[j]->node + "'");
+      ends[l][j] = it->second;
+      if (e[j]->interface.empty() || e[j]->interface.size() > 15) {
+        fail(field, "interface name '" + e[j]->interface + "' must have 1 to 15 characters");
+      }
+      if (!used.insert({e[j]->node, e[j]->interface}).second) {
+        fail(field, e[j]->node + ":" + e[j]->interface + " is used by two links");
+      }
+    }
+    if (ends[l][0] == ends[l][1]) fail(path + ".endpoints", "a link from a node to itself");
+    bool host_a = spec.nodes[ends[l][0]].kind == NodeKind::kHost;
+    bool host_b = spec.nodes[ends[l][1]].kind == NodeKind::kHost;
+    if (host_a && host_b) fail(path + ".endpoints", "host-to-host links are not supported");
+    if (host_a) has_host_link[ends[l][1]] = true;
+    if (host_b) has_host_link[ends[l][0]] = true;
+  }
+  if (spec.links.size() > 0x10000) fail("links", "more than 65536 links do not fit the plan");
+
+  // Plane, role and index of every node, in spec order: generated nodes come first, so explicit
+  // switches continue the indices of their (plane, role) and explicit hosts the host numbers.
+  struct Placed {
+    int plane = -1;
+    SwitchRole role = SwitchRole::kLeaf;
+    int index = 0;
+  };
+  std::vector<Placed> placed(n_nodes);
+  std::map<std::pair<int, SwitchRole>, int> counters;
+  int host_count = 0;
+  int planes = spec.clos ? spec.clos->planes : 0;
+  if (planes > kMaxPlanes) fail("clos.planes", "more than 15 planes do not fit the uSID plan");
+  for (int i = 0; i < n_nodes; ++i) {
+    const NodeSpec& n = spec.nodes[i];
+    std::string field = "nodes." + n.name;
+    if (n.kind == NodeKind::kHost) {
+      placed[i].index = host_count++;
+      if (placed[i].index + 1 > kMaxIndexByte)
+        fail(field, "more than 255 hosts do not fit the uSID plan");
+      continue;
+    }
+    int plane = n.plane.value_or(0);
+    if (plane < 0 || plane >= kMaxPlanes) {
+      fail(field + ".plane",
+           "plane " + std::to_string(plane) + ": more than 15 planes do not fit the uSID plan");
+    }
+    SwitchRole role = n.role.value_or(has_host_link[i] ? SwitchRole::kLeaf : SwitchRole::kSpine);
+    if (role == SwitchRole::kSpine && has_host_link[i]) {
+      fail(field + ".role", "a spine cannot have host ports (a leaf is a switch with host ports)");
+    }
+    int index = counters[{plane, role}]++;
+    if (index + 1 > kMaxIndexByte) {
+      fail(field, std::string("more than 255 ") + RoleName(role) + "s in plane " +
+                      std::to_string(plane) + " do not fit the uSID plan");
+    }
+    placed[i] = {plane, role, index};
+    planes = std::max(planes, plane + 1);
+  }
+  for (int i = 0; i < n_nodes; ++i) {
+    const Placed& p = placed[i];
+    if (spec.nodes[i].kind == NodeKind::kSwitch && p.role == SwitchRole::kLeaf &&
+        counters[{p.plane, SwitchRole::kSpine}] == 0) {
+      fail("nodes." + spec.nodes[i].name,
+           "plane " + std::to_string(p.plane) + " has leaves but no spines");
+    }
+  }
+
+  ResolvedLab lab;
+  lab.name = spec.name;
+  lab.source = spec.source;
+  lab.routing = spec.routing;
+  lab.link_rate_bps = spec.link_rate_bps;
+  lab.planes = planes;
+
+  // Node order: switches by (plane, spines then leaves, index), then hosts by number.
+  std::vector<int> order(n_nodes);
+  for (int i = 0; i < n_nodes; ++i) order[i] = i;
+  auto key = [&](int i) {
+    bool host = spec.nodes[i].kind == NodeKind::kHost;
+    return std::make_tuple(host ? 1 : 0, host ? 0 : placed[i].plane,
+                           host ? 0 : static_cast<int>(placed[i].role), placed[i].index);
+  };
+  std::sort(order.begin(), order.end(), [&](int x, int y) { return key(x) < key(y); });
+  std::vector<int> resolved_of(n_nodes);
+  for (int r = 0; r < n_nodes; ++r) {
+    int i = order[r];
+    const NodeSpec& s = spec.nodes[i];
+    resolved_of[i] = r;
+    ResolvedNode n;
+    n.name = s.name;
+    n.kind = s.kind;
+    n.index = placed[i].index;
+    n.netns = spec.name + "-" + s.name;
+    if (s.kind == NodeKind::kSwitch) {
+      const Placed& p = placed[i];
+      int role = p.role == SwitchRole::kSpine ? kUsidRoleSpine : kUsidRoleLeaf;
+      n.role = p.role;
+      n.plane = p.plane;
+      n.usid = MakeUsid(p.plane, role, p.index);
+      n.asn = kAsnBase + static_cast<uint32_t>(p.plane) * 100000u +
+              (p.role == SwitchRole::kLeaf ? 10000u + static_cast<uint32_t>(p.index) : 0u);
+      n.router_id = "10." + std::to_string(p.plane) + "." + std::to_string(role) + "." +
+                    std::to_string(p.index);
+    }
+    lab.nodes.push_back(std::move(n));
+  }
+
+  for (size_t l = 0; l < spec.links.size(); ++l) {
+    const LinkSpec& s = spec.links[l];
+    const ResolvedNode& na = lab.nodes[resolved_of[ends[l][0]]];
+    const ResolvedNode& nb = lab.nodes[resolved_of[ends[l][1]]];
+    ResolvedLink link;
+    link.index = static_cast<int>(l);
+    link.a = s.a;
+    link.b = s.b;
+    link.fabric = na.kind == NodeKind::kSwitch && nb.kind == NodeKind::kSwitch;
+    if (link.fabric && na.plane != nb.plane) {
+      fail("links[" + std::to_string(l) + "]", "planes never meet: " + na.name + " is in plane " +
+                                                   std::to_string(na.plane) + ", " + nb.name +
+                                                   " in plane " + std::to_string(nb.plane));
+    }
+    link.plane = na.kind == NodeKind::kSwitch ? na.plane : nb.plane;
+    link.subnet = Prefix{LinkAddress(link.plane, link.index, 0), 64}.Text();
+    link.a_address = FormatIpv6(LinkAddress(link.plane, link.index, 1));
+    link.b_address = FormatIpv6(LinkAddress(link.plane, link.index, 2));
+    lab.links.push_back(std::move(link));
+  }
+
+  // Interfaces in link order.
+  for (const ResolvedLink& link : lab.links) {
+    ResolvedNode& na = lab.nodes[resolved_of[ends[link.index][0]]];
+    ResolvedNode& nb = lab.nodes[resolved_of[ends[link.index][1]]];
+    na.interfaces.push_back({link.a.interface, link.index, link.plane, link.a_address + "/64",
+                             link.b.node, link.b.interface, link.b_address});
+    nb.interfaces.push_back({link.b.interface, link.index, link.plane, link.b_address + "/64",
+                             link.a.node, link.a.interface, link.a_address});
+  }
+
+  // Host ports: one per plane.
+  for (ResolvedNode& n : lab.nodes) {
+    if (n.kind != NodeKind::kHost) continue;
+    for (const ResolvedInterface& i : n.interfaces) {
+      for (const ResolvedNode::Port& p : n.ports) {
+        if (p.plane == i.plane) {
+          fail("nodes." + n.name, "two ports in plane " + std::to_string(i.plane) + " (" +
+                                      p.interface + " and " + i.name + ")");
+        }
+      }
+      n.ports.push_back({i.plane, i.name, MakeUsid(i.plane, kUsidRoleHostPort, n.index),
+                         i.address.substr(0, i.address.find('/'))});
+    }
+    if (n.ports.empty()) fail("nodes." + n.name, "a host without any port");
+    std::sort(n.ports.begin(), n.ports.end(),
+              [](const auto& x, const auto& y) { return x.plane < y.plane; });
+  }
+
+  auto node_index = [&](const std::string& name) { return resolved_of[by_name.at(name)]; };
+
+  // Hosts: the plane prefix and the plane's uSIDs via the leaf, out of the port.
+  for (ResolvedNode& n : lab.nodes) {
+    if (n.kind != NodeKind::kHost) continue;
+    RouteTable table;
+    for (const ResolvedInterface& i : n.interfaces) {
+      const ResolvedLink& link = lab.links[i.link];
+      uint16_t leaf_part = link.a.node == n.name ? 2 : 1;
+      std::set<NextHopKey> via{{LinkAddress(link.plane, link.index, leaf_part), i.name}};
+      table.Add({{0xfd00, static_cast<uint16_t>(i.plane)}, 32}, via);
+      table.Add({{0xfcbb, 0, static_cast<uint16_t>((i.plane + 1) << 12)}, 36}, via);
+    }
+    n.routes = table.Take();
+  }
+
+  // Switches, per plane: shortest paths over the plane's switch graph, with ECMP.
+  struct Adjacent {
+    int node;
+    NextHopKey hop;
+  };
+  std::vector<std::vector<Adjacent>> fabric(lab.nodes.size());
+  for (size_t r = 0; r < lab.nodes.size(); ++r) {
+    for (const ResolvedInterface& i : lab.nodes[r].interfaces) {
+      if (!lab.links[i.link].fabric) continue;
+      const ResolvedLink& link = lab.links[i.link];
+      uint16_t host = link.a.node == lab.nodes[r].name ? 2 : 1;
+      fabric[r].push_back(
+          {node_index(i.peer_node), {LinkAddress(link.plane, link.index, host), i.name}});
+    }
+  }
+  std::map<int, std::vector<int>> distance_to;  // BFS from every switch, memoised
+  auto distances = [&](int target) -> const std::vector<int>& {
+    auto it = distance_to.find(target);
+    if (it != distance_to.end()) return it->second;
+    std::vector<int> d(lab.nodes.size(), -1);
+    std::deque<int> queue{target};
+    d[target] = 0;
+    while (!queue.empty()) {
+      int x = queue.front();
+      queue.pop_front();
+      for (const Adjacent& a : fabric[x]) {
+        if (d[a.node] < 0) {
+          d[a.node] = d[x] + 1;
+          queue.push_back(a.node);
+        }
+      }
+    }
+    return distance_to.emplace(target, std::move(d)).first->second;
+  };
+  auto toward = [&](int from, int target) {
+    std::set<NextHopKey> hops;
+    const std::vector<int>& d = distances(target);
+    if (d[from] <= 0) return hops;
+    for (const Adjacent& a : fabric[from]) {
+      if (d[a.node] == d[from] - 1) hops.insert(a.hop);
+    }
+    return hops;
+  };
+
+  bool static_mode = spec.routing == Routing::kStatic;
+  for (size_t s = 0; s < lab.nodes.size(); ++s) {
+    const ResolvedNode& sw = lab.nodes[s];
+    if (sw.kind != NodeKind::kSwitch) continue;
+    RouteTable table;
+    if (static_mode) {
+      for (size_t t = 0; t < lab.nodes.size(); ++t) {
+        const ResolvedNode& other = lab.nodes[t];
+        if (t == s || other.kind != NodeKind::kSwitch || other.plane != sw.plane) continue;
+        table.Add({UsidGroups(other.usid), 48}, toward(static_cast<int>(s), static_cast<int>(t)));
+      }
+    }
+    for (const ResolvedLink& link : lab.links) {
+      if (link.fabric || link.plane != sw.plane) continue;
+      bool host_is_a = lab.nodes[node_index(link.a.node)].kind == NodeKind::kHost;
+      int leaf = node_index(host_is_a ? link.b.node : link.a.node);
+      const ResolvedNode& host = lab.nodes[node_index(host_is_a ? link.a.node : link.b.node)];
+      uint16_t port_usid = 0;
+      for (const ResolvedNode::Port& p : host.ports) {
+        if (p.plane == link.plane) port_usid = p.usid;
+      }
+      Prefix usid_prefix{UsidGroups(port_usid), 48};
+      if (leaf == static_cast<int>(s)) {
+        const std::string& local_if = host_is_a ? link.b.interface : link.a.interface;
+        table.Add(usid_prefix,
+                  {{LinkAddress(link.plane, link.index, host_is_a ? 1 : 2), local_if}});
+      } else if (static_mode) {
+        std::set<NextHopKey> hops = toward(static_cast<int>(s), leaf);
+        table.Add({LinkAddress(link.plane, link.index, 0), 64}, hops);
+        table.Add(usid_prefix, hops);
+      }
+    }
+    lab.nodes[s].routes = table.Take();
+  }
+  return lab;
+}
+
+}  // namespace mrclab::emulator

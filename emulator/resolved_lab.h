@@ -1,0 +1,134 @@
+// ResolvedLab: everything the backends need, computed purely from a LabSpec — namespace and
+// interface names, the IPv6 addressing plan, the RFC 7938 ASN plan, the SRv6 uSID plan, the
+// routes of `routing: static` and of hosts, and uSID paths. The plan is documented in
+// labs/README.md. Resolve() touches no kernel state and is deterministic.
+//
+// Plan summary (see labs/README.md for the full text):
+//   namespaces      "<lab>-<node>"
+//   link L subnet   fd00:<plane>:<L>::/64, endpoint a = ::1, endpoint b = ::2 (L = link index)
+//   plane P prefix  fd00:<P>::/32 (every host-port and fabric subnet of plane P)
+//   uSID block      fcbb:0::/32; a uSID is 16 bits: nibble P+1, nibble role, 8-bit index
+//                   role 1 = spine, 2 = leaf, 3 = host port; index byte = index+1.
+//                   p0-spine0 = 1101, p1-leaf2 = 2203, host6 port of plane 1 = 2307.
+//                   uSID locator of a node: fcbb:0:<usid>::/48.
+//   plane P uSIDs   fcbb:0:<P+1>000::/36
+//   path            fcbb:0:<leafA>:<spine>:<leafB>:<hostB port>:: (a uSID container)
+//   host address    on its plane-P port: the link address, plus fcbb:0:<port usid>::/128
+//   ASNs            spines of plane P share 4200000000 + P*100000;
+//                   leaf i of plane P has 4200000000 + P*100000 + 10000 + i
+//   router-id       10.<P>.<role>.<index>
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "emulator/lab_spec.h"
+
+namespace mrclab::emulator {
+
+struct NextHop {
+  std::string address;    // global address of the neighbour on the link
+  std::string interface;  // local interface
+};
+
+struct Route {
+  std::string prefix;  // "fd00:1::/32"
+  std::vector<NextHop> next_hops;  // ECMP set, sorted
+};
+
+struct ResolvedInterface {
+  std::string name;         // <= 15 characters
+  int link = -1;            // index into ResolvedLab::links
+  int plane = 0;
+  std::string address;      // "fd00:0:5::1/64"
+  std::string peer_node;
+  std::string peer_interface;
+  std::string peer_address; // "fd00:0:5::2" (no prefix length)
+};
+
+struct ResolvedNode {
+  std::string name;
+  NodeKind kind = NodeKind::kSwitch;
+  SwitchRole role = SwitchRole::kLeaf;  // switches only
+  int plane = -1;                       // switches: their plane; hosts: -1
+  int index = 0;                        // switches: within (plane, role); hosts: host number
+  std::string netns;                    // "<lab>-<node>"
+  uint32_t asn = 0;                     // switches only
+  std::string router_id;                // switches only
+  uint16_t usid = 0;                    // switches only
+  std::vector<ResolvedInterface> interfaces;  // in link order
+  // Hosts: one port per plane they attach to.
+  struct Port {
+    int plane = 0;
+    std::string interface;
+    uint16_t usid = 0;
+    std::string address;  // link address without prefix length
+  };
+  std::vector<Port> ports;   // hosts only, sorted by plane
+  // Routes this node needs besides connected ones. Hosts: plane prefix and plane uSIDs via
+  // their leaf (both modes). Switches: in static mode, every plane subnet, switch locator and
+  // host uSID via shortest paths (ECMP); in bgp mode only leaves' routes to their hosts' uSIDs.
+  std::vector<Route> routes;
+};
+
+struct ResolvedLink {
+  int index = 0;
+  int plane = 0;
+  bool fabric = false;  // switch-to-switch (false: host-to-switch)
+  EndpointSpec a, b;
+  std::string subnet;   // "fd00:0:5::/64"
+  std::string a_address, b_address;  // without prefix length
+};
+
+// One uSID path host->leaf->spine->leaf->host inside one plane.
+struct UsidPath {
+  int plane = 0;
+  std::string src_host, leaf_a, spine, leaf_b, dst_host;
+  std::string destination;  // the uSID container, e.g. "fcbb:0:1201:1101:1202:1302::"
+};
+
+struct ResolvedLab {
+  std::string name;
+  std::string source;
+  Routing routing = Routing::kBgp;
+  std::optional<uint64_t> link_rate_bps;
+  int planes = 0;
+  std::vector<ResolvedNode> nodes;  // switches first (by plane, spines then leaves), then hosts
+  std::vector<ResolvedLink> links;
+
+  const ResolvedNode* FindNode(const std::string& name) const;  // nullptr if unknown
+  std::vector<const ResolvedNode*> Switches() const;
+  std::vector<const ResolvedNode*> Hosts() const;
+  // Expected number of BGP sessions, counted once per fabric link end (bgp mode).
+  int ExpectedBgpSessions() const;
+  // For every plane and every spine of it, one path that crosses that spine, between two
+  // hosts on different leaves where the plane has two leaves with hosts (else the same leaf).
+  std::vector<UsidPath> SpineProofPaths() const;
+  // Path through the named nodes; throws std::invalid_argument if they are not adjacent.
+  UsidPath PathVia(const std::string& src_host, const std::string& leaf_a,
+                   const std::string& spine, const std::string& leaf_b,
+                   const std::string& dst_host) const;
+  nlohmann::json ToJson() const;
+};
+
+// Throws LabError (file = spec.source) for plans that cannot be made: more than 255 nodes of a
+// role in a plane, more than 15 planes, an interface name over 15 characters, a host with two
+// ports in one plane, a plane with leaves but no spines, a host without any port — and for
+// specs that ParseLabText would have refused (unknown or duplicate nodes, reused interfaces,
+// self or host-to-host links), a fabric link between two planes, a switch declared spine that
+// has host ports, more than 65536 links or 255 hosts.
+ResolvedLab Resolve(const LabSpec& spec);
+
+std::string UsidHex(uint16_t usid);  // 0x1101 -> "1101"
+std::string UsidAddress(uint16_t usid);  // 0x1101 -> "fcbb:0:1101::"
+std::string UsidLocator(uint16_t usid);  // 0x1101 -> "fcbb:0:1101::/48"
+// RFC 5952 canonical text of an IPv6 address given as eight 16-bit groups: lowercase, no
+// leading zeros, the longest (leftmost on a tie) run of two or more zero groups as "::".
+std::string FormatIpv6(const std::array<uint16_t, 8>& groups);
+
+}  // namespace mrclab::emulator

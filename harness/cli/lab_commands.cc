@@ -1,0 +1,320 @@
+#include "harness/cli/lab_commands.h"
+
+#include <sched.h>
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "emulator/lab_spec.h"
+#include "emulator/netns/deploy.h"
+#include "emulator/netns/interrupt.h"
+#include "emulator/netns/lab_state.h"
+#include "emulator/netns/namespaces.h"
+#include "emulator/netns/processes.h"
+#include "emulator/netns/verify.h"
+#include "emulator/resolved_lab.h"
+#include "harness/cli/lab_graph.h"
+
+namespace mrclab::harness {
+namespace {
+
+namespace fs = std::filesystem;
+namespace nx = emulator::netns;
+using emulator::NodeKind;
+using nlohmann::json;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw emulator::LabError(path, "-", "cannot read file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// NAME or LAB.yaml -> lab name.
+std::string LabName(const std::string& name_or_file) {
+  if (name_or_file.ends_with(".yaml") || name_or_file.ends_with(".yml") ||
+      name_or_file.find('/') != std::string::npos)
+    return emulator::ParseLabFile(name_or_file).name;
+  return name_or_file;
+}
+
+std::string FormatSeconds(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.2f s", s);
+  return buf;
+}
+
+// Live state of a deployed lab's daemons and BGP sessions.
+json LiveState(const emulator::ResolvedLab& lab) {
+  nx::LabPaths paths(lab.name);
+  json daemons = json::object(), bgp = json::object();
+  int established = 0;
+  for (const auto* sw : lab.Switches()) {
+    const std::string dir = paths.NodeDir(sw->name);
+    json node = json::object();
+    for (const char* daemon : {"zebra", "bfdd", "staticd", "bgpd"}) {
+      std::ifstream in(dir + "/" + daemon + ".pid");
+      pid_t pid = 0;
+      if (!(in >> pid)) continue;
+      bool alive = nx::IsOurs({pid, daemon, nx::NetnsPath(sw->netns)});
+      node[daemon] = {{"pid", pid}, {"alive", alive}};
+    }
+    daemons[sw->name] = node;
+    if (lab.routing == emulator::Routing::kBgp) {
+      try {
+        auto states = nx::BgpPeerStates(dir + "/bgpd.vty");
+        bgp[sw->name] = states;
+        for (const auto& [peer, state] : states) established += state == "Established";
+      } catch (const std::exception& e) {
+        bgp[sw->name] = {{"error", e.what()}};
+      }
+    }
+  }
+  return {{"daemons", daemons},
+          {"bgp", bgp},
+          {"bgp_established", established},
+          {"bgp_expected", lab.routing == emulator::Routing::kBgp ? lab.ExpectedBgpSessions() : 0}};
+}
+
+void PrintInspect(const emulator::ResolvedLab& lab, const json& state, const json& live) {
+  std::printf("lab %s  state %s  routing %s  planes %d  source %s\n", lab.name.c_str(),
+              state.value("state", "?").c_str(),
+              lab.routing == emulator::Routing::kBgp ? "bgp" : "static", lab.planes,
+              state.value("source", lab.source).c_str());
+  if (lab.routing == emulator::Routing::kBgp)
+    std::printf("bgp sessions Established: %d/%d\n", live["bgp_established"].get<int>(),
+                live["bgp_expected"].get<int>());
+  std::printf("\n%-12s %-6s %-5s %-6s %-11s %-24s %s\n", "NODE", "KIND", "PLANE", "uSID", "ASN",
+              "NETNS", "DAEMONS (pid, * = not running)");
+  for (const auto& node : lab.nodes) {
+    std::string daemons;
+    if (live["daemons"].contains(node.name))
+      for (const auto& [name, d] : live["daemons"][node.name].items())
+        daemons += name + ":" + std::to_string(d["pid"].get<int>()) +
+                   (d["alive"].get<bool>() ? " " : "* ");
+    std::string usid = node.kind == NodeKind::kSwitch ? emulator::UsidHex(node.usid) : "";
+    if (node.kind == NodeKind::kHost)
+      for (const auto& p : node.ports) usid += (usid.empty() ? "" : ",") + emulator::UsidHex(p.usid);
+    std::printf("%-12s %-6s %-5s %-6s %-11s %-24s %s\n", node.name.c_str(),
+                node.kind == NodeKind::kSwitch ? "switch" : "host",
+                node.plane >= 0 ? std::to_string(node.plane).c_str() : "-", usid.c_str(),
+                node.asn ? std::to_string(node.asn).c_str() : "-", node.netns.c_str(), daemons.c_str());
+  }
+  std::printf("\n%-28s %-28s %s\n", "LINK A", "LINK B", "SUBNET");
+  for (const auto& link : lab.links)
+    std::printf("%-28s %-28s %s\n", (link.a.node + ":" + link.a.interface).c_str(),
+                (link.b.node + ":" + link.b.interface).c_str(), link.subnet.c_str());
+}
+
+int Deploy(const std::string& file, int timeout_s, bool json_out, bool quiet, bool keep_failed = false) {
+  const std::string text = ReadFile(file);
+  emulator::ResolvedLab lab = emulator::Resolve(emulator::ParseLabText(text, file));
+  nx::DeployOptions options;
+  options.timeout = std::chrono::seconds(timeout_s);
+  options.progress = !quiet && !json_out;
+  options.lab_text = text;
+  options.keep_failed = keep_failed;
+  nx::DeployReport report = nx::Deploy(lab, options);
+  if (json_out) {
+    json out = report.ToJson();
+    out["lab"] = lab.name;
+    std::cout << out.dump(2) << "\n";
+  } else {
+    std::printf("lab %s ready in %s: %zu switches, %zu hosts, %zu links; %d BGP sessions, %d host "
+                "pairs, %d spine uSID paths verified\n",
+                lab.name.c_str(), FormatSeconds(report.total_s).c_str(), lab.Switches().size(),
+                lab.Hosts().size(), lab.links.size(), report.bgp_sessions, report.host_pairs,
+                report.spine_paths);
+  }
+  return 0;
+}
+
+int Destroy(const std::string& name_or_file, bool json_out) {
+  const std::string name = LabName(name_or_file);
+  nx::DestroyReport r = nx::Destroy(name);
+  if (json_out) {
+    std::cout << json{{"lab", name}, {"processes_stopped", r.processes}, {"killed", r.killed},
+                      {"namespaces_removed", r.namespaces}, {"seconds", r.seconds},
+                      {"problems", r.problems}}.dump(2)
+              << "\n";
+  } else {
+    std::printf("lab %s destroyed in %s: %d processes stopped (%d needed SIGKILL), %d namespaces "
+                "removed\n",
+                name.c_str(), FormatSeconds(r.seconds).c_str(), r.processes, r.killed, r.namespaces);
+    for (const auto& p : r.problems) std::fprintf(stderr, "mrclab: warning: %s\n", p.c_str());
+  }
+  return r.problems.empty() ? 0 : 1;
+}
+
+int Inspect(const std::string& name, bool json_out) {
+  emulator::ResolvedLab lab = nx::LoadDeployedLab(name);
+  json state = nx::ReadLabJson(name);
+  json live = LiveState(lab);
+  if (json_out) {
+    json out = {{"lab", name},
+                {"state", state.value("state", "?")},
+                {"source", state.value("source", lab.source)},
+                {"created", state.value("created", 0)},
+                {"deploy", state.value("deploy", json::object())},
+                {"plan", lab.ToJson()},
+                {"live", live}};
+    std::cout << out.dump(2) << "\n";
+  } else {
+    PrintInspect(lab, state, live);
+  }
+  return 0;
+}
+
+int List(bool json_out) {
+  json labs = json::array();
+  for (const std::string& name : nx::ListLabs()) {
+    json entry = {{"lab", name}};
+    try {
+      json state = nx::ReadLabJson(name);
+      entry["state"] = state.value("state", "?");
+      entry["created"] = state.value("created", 0);
+      entry["nodes"] = state["plan"]["nodes"].size();
+      entry["links"] = state["plan"]["links"].size();
+    } catch (const std::exception&) {
+      entry["state"] = "unknown (no lab.json: run mrclab destroy " + name + ")";
+    }
+    labs.push_back(entry);
+  }
+  if (json_out) {
+    std::cout << labs.dump(2) << "\n";
+    return 0;
+  }
+  if (labs.empty()) std::printf("no labs deployed\n");
+  for (const auto& l : labs)
+    std::printf("%-20s %-10s %s nodes, %s links\n", l["lab"].get<std::string>().c_str(),
+                l["state"].get<std::string>().c_str(), l.value("nodes", json(0)).dump().c_str(),
+                l.value("links", json(0)).dump().c_str());
+  return 0;
+}
+
+// Enters the node's namespaces (and a private mount namespace with this netns's /sys, as
+// `ip netns exec` does) and execs the command. vtysh is pointed at the node's daemons.
+int Exec(const std::string& name, const std::string& node_name, std::vector<std::string> cmd) {
+  emulator::ResolvedLab lab = nx::LoadDeployedLab(name);
+  const emulator::ResolvedNode* node = lab.FindNode(node_name);
+  if (!node) {
+    std::string names;
+    for (const auto& n : lab.nodes) names += (names.empty() ? "" : ", ") + n.name;
+    throw std::invalid_argument("unknown node '" + node_name + "' in lab '" + name +
+                                "' (nodes: " + names + ")");
+  }
+  if (cmd.empty()) cmd = {"/bin/bash"};
+  nx::LabPaths paths(name);
+  if (cmd[0] == "vtysh") {
+    cmd.insert(cmd.begin() + 1, {"--vty_socket", paths.NodeDir(node_name)});
+  }
+  nx::Fd net = nx::OpenNetns(node->netns);
+  nx::Fd uts = nx::OpenPath(paths.UtsPath(node_name));
+  if (setns(net.get(), CLONE_NEWNET) != 0 || setns(uts.get(), CLONE_NEWUTS) != 0)
+    throw std::runtime_error(std::string("cannot enter the namespaces of ") + node_name + ": " +
+                             std::strerror(errno));
+  if (unshare(CLONE_NEWNS) == 0) {
+    mount("", "/", "none", MS_SLAVE | MS_REC, nullptr);
+    umount2("/sys", MNT_DETACH);
+    mount(node->netns.c_str(), "/sys", "sysfs", 0, nullptr);
+  }
+  std::vector<char*> argv;
+  for (auto& a : cmd) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  execvp(argv[0], argv.data());
+  throw std::runtime_error("cannot run " + cmd[0] + ": " + std::strerror(errno));
+}
+
+int Graph(const std::string& name_or_file) {
+  emulator::ResolvedLab lab =
+      fs::exists(name_or_file) ? emulator::Resolve(emulator::ParseLabFile(name_or_file))
+                               : nx::LoadDeployedLab(name_or_file);
+  std::cout << LabDot(lab);
+  return 0;
+}
+
+// The main job until drills exist: deploy the default lab, show it, destroy it.
+int Demo(const std::string& file) {
+  int status = Deploy(file, 120, false, false);
+  const std::string name = emulator::ParseLabFile(file).name;
+  try {
+    Inspect(name, false);
+  } catch (...) {
+    Destroy(name, false);
+    throw;
+  }
+  return std::max(status, Destroy(name, false));
+}
+
+}  // namespace
+
+void AddLabCommands(CLI::App& app, LabArgs& args, int& exit_status) {
+  auto run = [&exit_status](std::function<int()> fn) {
+    return [&exit_status, fn] { exit_status = fn(); };
+  };
+  LabArgs* a = &args;
+
+  {
+    auto* cmd = app.add_subcommand("deploy", "Boot a lab file as a verified, running fabric");
+    cmd->add_option("lab", a->target, "Lab file (labs/*.yaml)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("--timeout", a->timeout_s, "Seconds to wait for convergence and verification")
+        ->capture_default_str();
+    cmd->add_flag("--json", a->json, "Print the deploy report as JSON");
+    cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
+    cmd->add_flag("--keep-failed", a->keep_failed,
+                  "On failure, leave the lab in place for inspection instead of rolling back");
+    cmd->footer(
+        "Ready means verified: every BGP session Established (bgp mode), every host reaching\n"
+        "every other host on every plane, and one uSID path per spine shown to cross it.\n"
+        "A failed or interrupted deploy rolls back everything it made.\n"
+        "Example: mrclab deploy labs/clos2.yaml");
+    cmd->callback(run([a] { return Deploy(a->target, a->timeout_s, a->json, a->quiet, a->keep_failed); }));
+  }
+  {
+    auto* cmd = app.add_subcommand("destroy", "Remove every trace of a lab (works after a crash)");
+    cmd->add_option("lab", a->target, "Lab name or lab file")->required();
+    cmd->add_flag("--json", a->json, "Print what was removed as JSON");
+    cmd->callback(run([a] { return Destroy(a->target, a->json); }));
+  }
+  {
+    auto* cmd = app.add_subcommand("inspect", "Show a deployed lab: nodes, links, addresses, "
+                                              "uSIDs, daemons, BGP state");
+    cmd->add_option("lab", a->target, "Lab name")->required();
+    cmd->add_flag("--json", a->json, "Everything, machine-readable");
+    cmd->callback(run([a] { return Inspect(a->target, a->json); }));
+  }
+  {
+    auto* cmd = app.add_subcommand("exec", "Run a command inside a node's namespaces");
+    cmd->add_option("lab", a->target, "Lab name")->required();
+    cmd->add_option("node", a->node, "Node name (e.g. p0-leaf1, host3)")->required();
+    cmd->add_option("command", a->command, "Command and arguments, after --");
+    cmd->footer("Examples:\n  mrclab exec clos2 p0-leaf0 -- vtysh -c 'show bgp summary json'\n"
+                "  mrclab exec clos2 host0 -- ip -6 route");
+    cmd->callback(run([a] { return Exec(a->target, a->node, a->command); }));
+  }
+  {
+    auto* cmd = app.add_subcommand("graph", "Print a lab as Graphviz dot (pipe to: dot -Tsvg)");
+    cmd->add_option("lab", a->target, "Deployed lab name or lab file")->required();
+    cmd->callback(run([a] { return Graph(a->target); }));
+  }
+  {
+    auto* cmd = app.add_subcommand("list", "List deployed labs");
+    cmd->add_flag("--json", a->json, "Machine-readable");
+    cmd->callback(run([a] { return List(a->json); }));
+  }
+  {
+    auto* cmd = app.add_subcommand("demo", "Main job: deploy the default lab, show it, destroy it");
+    a->demo_lab = "labs/clos2.yaml";
+    cmd->add_option("lab", a->demo_lab, "Lab file")->capture_default_str()->check(CLI::ExistingFile);
+    cmd->callback(run([a] { return Demo(a->demo_lab); }));
+  }
+}
+
+}  // namespace mrclab::harness

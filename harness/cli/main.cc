@@ -1,0 +1,38 @@
+// mrclab: emulation testbed and chaos harness for multi-plane AI training fabrics.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "emulator/lab_spec.h"
+#include "emulator/netns/interrupt.h"
+#include "harness/cli/lab_commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "mrclab — boot multi-plane Clos fabrics as network namespaces with FRRouting and SRv6 "
+      "uSIDs, run MRC over them, and inject faults.",
+      "mrclab"};
+  app.require_subcommand(1);
+  app.footer(
+      "Typical session:\n"
+      "  mrclab deploy labs/clos2.yaml        # boot and verify the default lab\n"
+      "  mrclab inspect clos2                 # nodes, uSIDs, daemons, BGP state (--json)\n"
+      "  mrclab exec clos2 p0-spine0 -- vtysh -c 'show bgp summary'\n"
+      "  mrclab destroy clos2                 # remove every trace, even after a crash\n"
+      "State lives under /run/mrclab/NAME/. Run `mrclab COMMAND --help` for details.");
+  int exit_status = 0;
+  mrclab::harness::LabArgs lab_args;
+  mrclab::harness::AddLabCommands(app, lab_args, exit_status);
+  mrclab::emulator::netns::InstallInterruptHandlers();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  } catch (const mrclab::emulator::netns::Interrupted&) {
+    std::fprintf(stderr, "mrclab: interrupted; everything made was rolled back\n");
+    return 130;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mrclab: error: %s\n", e.what());
+    return 2;
+  }
+  return exit_status;
+}
