@@ -44,7 +44,11 @@ std::vector<EvDescriptor> MakeEvProfile(int count, int planes) {
 EvTable::EvTable(uint32_t qpn, std::vector<EvDescriptor> evs, const EvPolicyConfig& config,
                  EventSink* sink)
     : qpn_(qpn), config_(config), sink_(sink) {
-  for (const auto& d : evs) entries_.push_back(Entry{.desc = d});
+  for (const auto& d : evs) {
+    Entry e;
+    e.desc = d;
+    entries_.push_back(e);
+  }
 }
 
 int EvTable::IndexOf(uint16_t id) const {
@@ -73,13 +77,13 @@ void EvTable::Transition(size_t i, EvState to, EvReason reason, Timestamp now) {
 }
 
 void EvTable::OnDelivered(size_t i, Timestamp now, std::optional<Duration> rtt,
-                          Duration qp_min_rtt, Duration penalty) {
+                          Duration qp_srtt, Duration penalty) {
   Entry& e = entries_[i];
   e.consecutive_losses = 0;
   if (!rtt) return;
   e.srtt = e.srtt == Duration::Zero() ? *rtt : (e.srtt * 7 + *rtt) / 8;
-  if (qp_min_rtt > Duration::Zero() && e.state == EvState::kGood &&
-      e.srtt > qp_min_rtt.Scaled(config_.high_delay_factor) && e.penalized_until < now)
+  if (qp_srtt > Duration::Zero() && e.state == EvState::kGood &&
+      e.srtt > qp_srtt.Scaled(config_.high_delay_factor) && e.penalized_until < now)
     e.penalized_until = now + penalty;
 }
 

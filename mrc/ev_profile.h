@@ -34,7 +34,7 @@ struct EvPolicyConfig {
   uint32_t losses_to_bad = 2;           // consecutive losses (no delivery in between)
   double penalty_rtts = 2.0;            // skip a lossy or slow EV for this many SRTTs
   Duration penalty_floor = Duration::Microseconds(20);
-  double high_delay_factor = 4.0;       // EV SRTT above factor x QP min RTT: penalize
+  double high_delay_factor = 3.0;       // EV SRTT above factor x the QP's SRTT: penalize
   Duration probe_interval = Duration::Microseconds(500);
   Duration probe_timeout = Duration::Milliseconds(2);
   uint32_t probes_to_good = 3;
@@ -82,7 +82,7 @@ class EvTable {
   }
 
   // Feedback from loss recovery. `penalty` is the current penalty length (scaled by SRTT).
-  void OnDelivered(size_t i, Timestamp now, std::optional<Duration> rtt, Duration qp_min_rtt,
+  void OnDelivered(size_t i, Timestamp now, std::optional<Duration> rtt, Duration qp_srtt,
                    Duration penalty);
   // Returns true when this loss moved the EV to ASSUMED_BAD.
   bool OnLoss(size_t i, Timestamp now, bool timeout, Duration penalty);

@@ -12,26 +12,19 @@ std::optional<size_t> SprayingSelector::Pick(const EvTable& table, Timestamp now
       return i;
     }
   }
-  // Nothing usable: the GOOD EV whose penalty ends first, preferring not `exclude`.
-  std::optional<size_t> best;
-  for (size_t i = 0; i < n; ++i) {
-    if (table.at(i).state != EvState::kGood) continue;
-    if (!best || (static_cast<int>(*best) == exclude && static_cast<int>(i) != exclude) ||
-        ((static_cast<int>(i) != exclude || static_cast<int>(*best) == exclude) &&
-         table.at(i).penalized_until < table.at(*best).penalized_until))
-      best = i;
-  }
-  if (best) return best;
-  // No GOOD EV at all (min_active = 0): keep trying ASSUMED_BAD ones round-robin.
-  for (size_t k = 0; k < n; ++k) {
-    const size_t i = (cursor_ + k) % n;
-    if (table.at(i).state == EvState::kAssumedBad &&
-        (static_cast<int>(i) != exclude || k == n - 1 || n == 1)) {
-      cursor_ = i + 1;
-      return i;
+  // Nothing usable: spray over GOOD EVs ignoring penalties, then allow `exclude`, then (no
+  // GOOD EV at all, min_active = 0) keep trying ASSUMED_BAD ones.
+  for (EvState state : {EvState::kGood, EvState::kAssumedBad}) {
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = (cursor_ + k) % n;
+      if (static_cast<int>(i) != exclude && table.at(i).state == state) {
+        cursor_ = i + 1;
+        return i;
+      }
     }
+    if (exclude >= 0 && static_cast<size_t>(exclude) < n && table.at(exclude).state == state)
+      return static_cast<size_t>(exclude);
   }
-  if (exclude >= 0 && table.at(exclude).state == EvState::kAssumedBad) return exclude;
   return std::nullopt;
 }
 

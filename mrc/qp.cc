@@ -60,9 +60,10 @@ PostResult Qp::PostRecv(uint64_t wr_id) {
   recv_wrs_.push_back(wr_id);
   ++recv_posted_total_;
   if (state_ == QpState::kReadyToSend) {
-    // Advertise the new credit now, and once more later in case that ACK is lost.
+    // Advertise the new credit now, and again with backoff until data shows it arrived.
     ack_.immediate = true;
     credit_dirty_ = true;
+    credit_repeat_interval_ = Duration::Zero();
   }
   return PostResult::kOk;
 }
@@ -150,6 +151,7 @@ void Qp::OnTimeout(Timestamp now) {
   if (credit_repeat_at_ <= now) {
     credit_repeat_at_ = Timestamp::Infinite();
     ack_.immediate = true;
+    credit_dirty_ = true;
   }
   if (rack_timer_ <= now) DetectLosses(now);
   OnRetransmissionTimeout(now);

@@ -247,6 +247,7 @@ class Qp {
   uint32_t recv_posted_total_ = 0;
   PendingAck ack_;
   Timestamp credit_repeat_at_ = Timestamp::Infinite();
+  Duration credit_repeat_interval_;
   bool credit_dirty_ = false;
   std::deque<ProbeReply> probe_replies_;
 };

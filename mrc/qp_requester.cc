@@ -11,6 +11,7 @@
 //        everything from the first unacknowledged PSN on the same single path; more than
 //        rc_retry_count consecutive timeouts put the QP in the error state.
 #include <algorithm>
+#include <bit>
 
 #include "mrc/qp.h"
 
@@ -162,7 +163,7 @@ void Qp::OnAck(Timestamp now, const Packet& p) {
 
   if (rtt_sample) {
     rtt_.OnSample(*rtt_sample);
-    if (is_mrc()) evs_.OnDelivered(sample_ev, now, rtt_sample, rtt_.min_rtt(), Penalty());
+    if (is_mrc()) evs_.OnDelivered(sample_ev, now, rtt_sample, rtt_.srtt(), Penalty());
   }
   const bool ecn = p.mrceth && (p.mrceth->flags & Mrceth::kEcnEcho);
   if (newly.count > 0 || rtt_sample)

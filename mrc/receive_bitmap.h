@@ -3,6 +3,7 @@
 // duplicate detection and to build SACKs; the window bounds how far ahead a sender may run.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "emulator/netns/frr_config.h"
+#include "emulator/netns/host_sysctls.h"
 #include "emulator/netns/interrupt.h"
 #include "emulator/netns/lab_state.h"
 #include "emulator/netns/namespaces.h"
@@ -24,7 +25,12 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kFrrDir = "/usr/lib/frr";
+// Where FRR's daemons are; MRCLAB_FRR_DIR overrides it (tests use it to see the error when
+// FRR is missing).
+std::string FrrDir() {
+  const char* env = std::getenv("MRCLAB_FRR_DIR");
+  return env && *env ? env : "/usr/lib/frr";
+}
 constexpr uint64_t kMiB = 1024 * 1024;
 constexpr const char* kSrv6Device = "sr0";
 
@@ -101,7 +107,7 @@ void ConfigureNode(const ResolvedNode& node, int ns_fd) {
 }
 
 std::vector<std::string> DaemonArgv(const std::string& daemon, const std::string& dir) {
-  std::vector<std::string> argv = {std::string(kFrrDir) + "/" + daemon,
+  std::vector<std::string> argv = {FrrDir() + "/" + daemon,
                                    "-f", dir + "/" + daemon + ".conf",
                                    "-i", dir + "/" + daemon + ".pid",
                                    "-z", dir + "/zserv.api",
@@ -160,8 +166,8 @@ nlohmann::json DeployReport::ToJson() const {
 
 MemoryEstimate EstimateMemory(const ResolvedLab& lab) {
   MemoryEstimate e;
-  // Measured on Debian FRR 8.4 (see README): ~10 MiB per daemon, plus namespace overhead.
-  const uint64_t per_daemon = 10 * kMiB;
+  // Measured on Debian FRR 8.4 (README): 13.3 MiB RSS per daemon, plus namespace overhead.
+  const uint64_t per_daemon = 14 * kMiB;
   e.needed = lab.Switches().size() * DaemonsFor(lab).size() * per_daemon +
              lab.nodes.size() * 1 * kMiB + lab.links.size() * kMiB / 4;
   e.available = MemAvailable();
@@ -172,8 +178,8 @@ void Preflight(const ResolvedLab& lab) {
   if (geteuid() != 0)
     throw DeployError("mrclab deploy needs root (it creates network namespaces); run it with sudo");
   for (const std::string& daemon : DaemonsFor(lab))
-    if (access((std::string(kFrrDir) + "/" + daemon).c_str(), X_OK) != 0)
-      throw DeployError("FRRouting is not installed (no " + std::string(kFrrDir) + "/" + daemon +
+    if (access((FrrDir() + "/" + daemon).c_str(), X_OK) != 0)
+      throw DeployError("FRRouting is not installed (no " + FrrDir() + "/" + daemon +
                         "); install the Debian package frr, or run .ci/setup");
   if (!getpwnam("frr")) throw DeployError("FRRouting's user 'frr' does not exist; reinstall frr");
   LabPaths paths(lab.name);
@@ -215,6 +221,7 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
     WriteLabJson(lab.name, doc);
     SaveLabText(lab.name, options.lab_text);
     Journal journal(paths.journal);
+    RaiseHostLimitsForLab(lab);
 
     // 1. Namespaces and their sysctls.
     progress.Stage("namespaces");

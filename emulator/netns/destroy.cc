@@ -4,6 +4,7 @@
 #include <set>
 
 #include "emulator/netns/deploy.h"
+#include "emulator/netns/host_sysctls.h"
 #include "emulator/netns/lab_state.h"
 #include "emulator/netns/namespaces.h"
 #include "emulator/netns/processes.h"
@@ -71,6 +72,7 @@ DestroyReport Destroy(const std::string& lab_name) {
   std::error_code ec;
   fs::remove_all(paths.root, ec);
   if (ec) report.problems.push_back("remove " + paths.root + ": " + ec.message());
+  RestoreHostLimitsIfNoLab();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

@@ -23,6 +23,8 @@ namespace mrclab::emulator::netns {
 namespace {
 
 constexpr uint16_t kProbePort = 47999;
+constexpr size_t kProbeBurst = 128;
+constexpr size_t kProbesPerRound = 4096;
 constexpr char kMagic[8] = {'M', 'R', 'C', 'L', 'A', 'B', 'P', 'R'};
 #ifndef UDP_NO_CHECK6_TX
 #define UDP_NO_CHECK6_TX 101
@@ -55,6 +57,8 @@ Fd OpenProbeSocket(const std::string& netns_name) {
   setsockopt(fd, SOL_UDP, UDP_NO_CHECK6_TX, &one, sizeof(one));
   setsockopt(fd, SOL_UDP, UDP_NO_CHECK6_RX, &one, sizeof(one));
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  int rcvbuf = 4 * 1024 * 1024;
+  setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
   sockaddr_in6 any = SockAddr("::", kProbePort);
   if (bind(fd, reinterpret_cast<sockaddr*>(&any), sizeof(any)) != 0)
     throw std::runtime_error("bind probe socket in " + netns_name + ": " + std::strerror(errno));
@@ -98,6 +102,8 @@ struct LabVerifier::Impl {
   };
   std::vector<Pair> pairs;
   std::vector<bool> pair_seen;
+  size_t next_pair = 0;
+  size_t pairs_seen = 0;
 
   std::vector<UsidPath> paths_to_prove;
   std::vector<bool> path_arrived, path_proven;
@@ -154,7 +160,10 @@ struct LabVerifier::Impl {
         ssize_t n;
         while ((n = recv(pfds[i].fd, &p, sizeof(p), 0)) == sizeof(p)) {
           if (std::memcmp(p.magic, kMagic, sizeof(kMagic)) != 0) continue;
-          if (p.kind == 0 && p.id < pairs.size() && pairs[p.id].dst == i) pair_seen[p.id] = true;
+          if (p.kind == 0 && p.id < pairs.size() && pairs[p.id].dst == i && !pair_seen[p.id]) {
+            pair_seen[p.id] = true;
+            ++pairs_seen;
+          }
           if (p.kind == 1 && p.id < paths_to_prove.size() &&
               host_index[paths_to_prove[p.id].dst_host] == i)
             path_arrived[p.id] = true;
@@ -209,13 +218,18 @@ CheckStatus LabVerifier::CheckBgp() {
 CheckStatus LabVerifier::CheckReachability() {
   Impl& d = *impl_;
   d.EnsureSockets();
-  for (size_t i = 0; i < d.pairs.size(); ++i)
-    if (!d.pair_seen[i]) d.Send(d.pairs[i].src, d.pairs[i].address, 0, static_cast<uint32_t>(i));
-  auto all_seen = [&] {
-    for (bool s : d.pair_seen)
-      if (!s) return false;
-    return true;
-  };
+  auto all_seen = [&] { return d.pairs_seen == d.pairs.size(); };
+  // Probes go out in small bursts with the receivers drained in between: a burst of thousands
+  // would overflow the per-CPU backlog of the veths and the receivers' socket buffers.
+  size_t sent = 0;
+  const size_t first = d.next_pair;
+  for (size_t k = 0; k < d.pairs.size() && sent < kProbesPerRound; ++k) {
+    size_t i = (first + k) % d.pairs.size();
+    if (d.pair_seen[i]) continue;
+    d.Send(d.pairs[i].src, d.pairs[i].address, 0, static_cast<uint32_t>(i));
+    if (++sent % kProbeBurst == 0) d.Receive(std::chrono::milliseconds(1), [] { return false; });
+    d.next_pair = (i + 1) % d.pairs.size();
+  }
   d.Receive(std::chrono::milliseconds(100), all_seen);
   CheckStatus status;
   status.total = static_cast<int>(d.pairs.size());
