@@ -78,6 +78,7 @@ bool LoopNetwork::RunUntil(const std::function<bool()>& done, Timestamp deadline
   while (true) {
     Flush();
     if (done()) return true;
+    Flush();  // done() may have posted work
     Timestamp next = queue_.empty() ? Timestamp::Infinite() : queue_.top().arrival;
     for (const Host& h : hosts_) next = Min(next, h.context->NextTimeout());
     if (next > deadline) {

@@ -53,17 +53,22 @@ VethNamespacePair::VethNamespacePair(const std::string& prefix, int planes, int 
     must("ip -n " + ns_a_ + " link set " + va + " up");
     must("ip -n " + ns_b_ + " link set " + vb + " up");
   }
-  // Wait (by polling, bounded) until every veth reports carrier, so first packets are not lost.
+  // IPv6 on a veth is fully up only once the kernel has processed its carrier event (linkwatch
+  // may delay that up to a second) and installed the multicast route neighbour discovery needs;
+  // packets sent before are lost to an INCOMPLETE neighbour for a second or more. Poll for it.
   for (int p = 0; p < planes; ++p) {
-    const std::string va = "mrcv" + std::to_string(p) + "a";
-    bool up = false;
-    for (int i = 0; i < 2000 && !up; ++i) {
-      up = Run("ip -n " + ns_a_ + " link show dev " + va + " | grep -q LOWER_UP") == 0;
-      if (!up) usleep(1000);
-    }
-    if (!up) {
-      Cleanup();
-      throw std::runtime_error("veth " + va + " never came up");
+    for (const auto& [ns, dev] : {std::pair{ns_a_, "mrcv" + std::to_string(p) + "a"},
+                                  std::pair{ns_b_, "mrcv" + std::to_string(p) + "b"}}) {
+      const std::string probe = "ip -n " + ns + " -6 route show table local | grep -q 'multicast ff00::/8 dev " + dev + " '";
+      bool up = false;
+      for (int i = 0; i < 5000 && !up; ++i) {
+        up = Run(probe) == 0;
+        if (!up) usleep(1000);
+      }
+      if (!up) {
+        Cleanup();
+        throw std::runtime_error("IPv6 never came up on " + dev + " in " + ns);
+      }
     }
   }
 }

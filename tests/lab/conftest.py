@@ -1,0 +1,102 @@
+"""Shared helpers for the lab integration tests: they run the real `mrclab` binary as root
+against the real kernel and FRR, and check that nothing of a lab is left behind."""
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MRCLAB = os.environ.get("MRCLAB", str(ROOT / "build" / "mrclab"))
+STATE = Path("/run/mrclab")
+
+
+def mrclab(*args, check=True, env=None, timeout=180):
+    proc = subprocess.run([MRCLAB, *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"mrclab {' '.join(map(str, args))} exited {proc.returncode}:\n"
+                             f"{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def lab_file(tmp_path, name, base="clos2.yaml", **replace):
+    """A copy of a shipped lab under another name (so tests never collide with a user's lab)."""
+    text = (ROOT / "labs" / base).read_text()
+    text = "\n".join(f"name: {name}" if line.startswith("name:") else line
+                     for line in text.splitlines()) + "\n"
+    for old, new in replace.items():
+        text = text.replace(old, new)
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+def namespaces():
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return {line.split()[0] for line in out.splitlines() if line.strip()}
+
+
+def journal_pids(name):
+    pids = []
+    journal = STATE / name / "journal"
+    if journal.exists():
+        for line in journal.read_text().splitlines():
+            parts = line.split()
+            if parts and parts[0] == "process":
+                pids.append(int(parts[1]))
+    return pids
+
+
+def alive(pid):
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] not in "ZX"
+
+
+def assert_nothing_left(name, pids=()):
+    leftover_ns = sorted(ns for ns in namespaces() if ns.startswith(name + "-"))
+    assert not leftover_ns, f"namespaces left: {leftover_ns}"
+    assert not (STATE / name).exists(), f"state directory left: {STATE / name}"
+    living = [pid for pid in pids if alive(pid)]
+    assert not living, f"processes left: {living}"
+    left_tmp = [p for p in Path("/var/tmp/frr").glob("*")
+                if p.name.rsplit(".", 1)[-1] in {str(pid) for pid in pids}] \
+        if Path("/var/tmp/frr").exists() else []
+    assert not left_tmp, f"FRR temp dirs left: {left_tmp}"
+
+
+def wait_for(predicate, timeout=60.0, what="condition"):
+    deadline = time.monotonic() + timeout
+    delay = 0.02
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(delay)
+        delay = min(delay * 2, 0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def deployed(tmp_path):
+    """Deploys a renamed copy of a lab and always destroys it afterwards."""
+    made = []
+
+    def deploy(name, base="clos2.yaml", **replace):
+        path = lab_file(tmp_path, name, base, **replace)
+        made.append(name)
+        mrclab("deploy", path, "--quiet")
+        return name
+
+    yield deploy
+    for name in made:
+        if (STATE / name).exists():
+            mrclab("destroy", name, check=False)
+
+
+def inspect(name):
+    return json.loads(mrclab("inspect", name, "--json").stdout)

@@ -1,0 +1,142 @@
+"""Deploy -> ready -> BGP -> uSID path through a chosen spine -> destroy -> nothing left."""
+import json
+import re
+import signal
+import subprocess
+import textwrap
+
+from conftest import (MRCLAB, STATE, alive, assert_nothing_left, inspect, journal_pids, lab_file,
+                      mrclab, namespaces, wait_for)
+
+
+def usid_counter(netns, locator):
+    out = subprocess.run(["ip", "-n", netns, "-s", "-6", "route", "show", locator],
+                         capture_output=True, text=True, check=True).stdout
+    match = re.search(r"packets (\d+)", out)
+    assert match, f"no seg6local counters on {netns} {locator}: {out}"
+    return int(match.group(1))
+
+
+SEND_AND_RECEIVE = textwrap.dedent("""
+    import socket, subprocess, sys
+    dst_ns, dst, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    rx = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)
+    rx.setsockopt(17, 102, 1)   # UDP_NO_CHECK6_RX: uSID shifts invalidate the checksum
+    rx.bind(("::", 48123)); rx.settimeout(3)
+    sender = ("import socket; s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM); "
+              "s.setsockopt(17, 101, 1); "
+              f"[s.sendto(b'mrclab-test', ({dst!r}, 48123)) for _ in range({count})]")
+    subprocess.run(["ip", "netns", "exec", dst_ns, "/usr/bin/python3", "-c", sender], check=True)
+    got = 0
+    try:
+        while got < count:
+            rx.recv(64); got += 1
+    except socket.timeout:
+        pass
+    print(got)
+""")
+
+
+def test_deploy_verify_and_destroy_leave_nothing(deployed):
+    name = deployed("t-life")
+    state = inspect(name)
+    assert state["state"] == "ready"
+    live = state["live"]
+    assert live["bgp_expected"] == 32
+    assert live["bgp_established"] == live["bgp_expected"]
+    for node, daemons in live["daemons"].items():
+        assert {d for d, info in daemons.items() if info["alive"]} == \
+            {"zebra", "bfdd", "staticd", "bgpd"}, node
+
+    # A uSID container through p0-spine1, chosen by us, crosses p0-spine1 and only it.
+    nodes = {n["name"]: n for n in state["plan"]["nodes"]}
+    usid = lambda n: nodes[n]["usid"]
+    host5_p0 = next(p for p in nodes["host5"]["ports"] if p["plane"] == 0)
+    dst = f"fcbb:0:{usid('p0-leaf0')}:{usid('p0-spine1')}:{usid('p0-leaf2')}:{host5_p0['usid']}::"
+    before = {s: usid_counter(f"{name}-{s}", f"fcbb:0:{usid(s)}::/48")
+              for s in ("p0-spine0", "p0-spine1")}
+    # The receiver runs in host5, the sender in host0.
+    got = subprocess.run(["ip", "netns", "exec", f"{name}-host5", "/usr/bin/python3", "-c",
+                          SEND_AND_RECEIVE, f"{name}-host0", dst, "20"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert int(got) == 20
+    after = {s: usid_counter(f"{name}-{s}", f"fcbb:0:{usid(s)}::/48")
+             for s in ("p0-spine0", "p0-spine1")}
+    assert after["p0-spine1"] - before["p0-spine1"] >= 20
+    assert after["p0-spine0"] == before["p0-spine0"]
+
+    # vtysh through exec reaches the node's own bgpd.
+    out = mrclab("exec", name, "p0-leaf0", "--", "vtysh", "-c", "show bgp ipv6 unicast summary json")
+    peers = json.loads(out.stdout)["peers"]
+    assert sorted(peers) == ["spine0", "spine1"]
+    hostname = mrclab("exec", name, "p1-spine0", "--", "hostname").stdout.strip()
+    assert hostname == "p1-spine0"
+
+    pids = journal_pids(name)
+    assert len(pids) == 48
+    report = json.loads(mrclab("destroy", name, "--json").stdout)
+    assert report["namespaces_removed"] == 20 and not report["problems"]
+    assert_nothing_left(name, pids)
+
+
+def test_static_routing_lab(deployed):
+    name = deployed("t-static", base="clos2-static.yaml")
+    state = inspect(name)
+    assert state["state"] == "ready"
+    assert state["live"]["bgp_expected"] == 0
+    for daemons in state["live"]["daemons"].values():
+        assert {d for d, i in daemons.items() if i["alive"]} == {"zebra", "staticd"}
+    routes = mrclab("exec", name, "p0-leaf0", "--", "ip", "-6", "route").stdout
+    assert "proto static" in routes and "proto bgp" not in routes
+
+
+def test_mixed_lab_with_explicit_nodes(deployed):
+    name = deployed("t-mixed", base="mixed.yaml")
+    assert inspect(name)["state"] == "ready"
+
+
+def test_two_labs_side_by_side(deployed):
+    a = deployed("t-side-a")
+    b = deployed("t-side-b")
+    listed = {entry["lab"]: entry for entry in json.loads(mrclab("list", "--json").stdout)}
+    assert listed[a]["state"] == "ready" and listed[b]["state"] == "ready"
+    pids_a = journal_pids(a)
+    mrclab("destroy", a)
+    assert_nothing_left(a, pids_a)
+    assert inspect(b)["live"]["bgp_established"] == 32, "destroying one lab touched the other"
+
+
+def test_destroy_after_deployer_was_sigkilled(tmp_path):
+    name = "t-kill"
+    path = lab_file(tmp_path, name)
+    deployer = subprocess.Popen([MRCLAB, "deploy", str(path), "--quiet"])
+    try:
+        wait_for(lambda: len(journal_pids(name)) >= 20, what="daemons to start")
+    finally:
+        deployer.send_signal(signal.SIGKILL)
+        deployer.wait()
+    pids = journal_pids(name)
+    assert any(alive(pid) for pid in pids)
+    mrclab("destroy", name)
+    assert_nothing_left(name, pids)
+
+
+def test_interrupted_deploy_rolls_back(tmp_path):
+    name = "t-intr"
+    path = lab_file(tmp_path, name)
+    deployer = subprocess.Popen([MRCLAB, "deploy", str(path), "--quiet"],
+                                stderr=subprocess.PIPE, text=True)
+    wait_for(lambda: len(journal_pids(name)) >= 12, what="daemons to start")
+    pids = journal_pids(name)
+    deployer.send_signal(signal.SIGINT)
+    _, err = deployer.communicate(timeout=60)
+    assert deployer.returncode == 130, err
+    assert "rolled back" in err
+    assert_nothing_left(name, journal_pids(name) or pids)
+
+
+def test_graph_is_valid_graphviz():
+    dot = mrclab("graph", "labs/clos2.yaml").stdout
+    assert 'subgraph cluster_p1' in dot and '"p1-leaf3" -- "p1-spine1"' in dot
+    svg = subprocess.run(["dot", "-Tsvg"], input=dot, capture_output=True, text=True, check=True)
+    assert "<svg" in svg.stdout
