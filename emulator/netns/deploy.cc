@@ -106,6 +106,25 @@ void ConfigureNode(const ResolvedNode& node, int ns_fd) {
   rtnl.Flush();
 }
 
+// link_rate: a token bucket on every interface of every link, both ends, so each direction of
+// a link runs at the configured rate. One `tc -batch` per node.
+void ShapeLinks(const ResolvedLab& lab, const ResolvedNode& node, const std::string& dir) {
+  if (!lab.link_rate_bps || node.interfaces.empty()) return;
+  const uint64_t rate = *lab.link_rate_bps;
+  const uint64_t burst = std::max<uint64_t>(rate / 8 / 500, 32 * 1024);  // 2 ms of traffic
+  std::string batch;
+  for (const ResolvedInterface& itf : node.interfaces)
+    batch += "qdisc replace dev " + itf.name + " root tbf rate " + std::to_string(rate) +
+             "bit burst " + std::to_string(burst) + " latency 20ms\n";
+  const std::string path = dir + "/" + node.name + ".tc";
+  std::ofstream(path) << batch;
+  std::string output;
+  if (RunAndWait({"tc", "-n", node.netns, "-batch", path}, &output) != 0)
+    throw DeployError(node.name + ": shaping links to " + std::to_string(rate) + " bit/s failed: " +
+                      output);
+  std::filesystem::remove(path);
+}
+
 std::vector<std::string> DaemonArgv(const std::string& daemon, const std::string& dir) {
   std::vector<std::string> argv = {FrrDir() + "/" + daemon,
                                    "-f", dir + "/" + daemon + ".conf",
@@ -254,9 +273,13 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
     for (const ResolvedNode& node : lab.nodes) {
       ThrowIfInterrupted();
       ConfigureNode(node, ns_fd[node.name].get());
+      ShapeLinks(lab, node, paths.root);
     }
     report.links_s = Since(t);
-    progress.Done(std::to_string(lab.links.size()) + " links");
+    progress.Done(std::to_string(lab.links.size()) + " links" +
+                  (lab.link_rate_bps ? ", shaped to " + std::to_string(*lab.link_rate_bps / 1000000) +
+                                           " Mbit/s"
+                                     : ""));
 
     // 3. Routing daemons: zebra everywhere first, the others once zebra's socket is there.
     progress.Stage("daemons");

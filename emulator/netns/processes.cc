@@ -71,6 +71,32 @@ pid_t StartInNamespaces(const std::vector<std::string>& argv, int netns_fd, int 
   return pid;
 }
 
+int RunAndWait(const std::vector<std::string>& argv, std::string* output) {
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe");
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) throw std::system_error(errno, std::generic_category(), "fork " + argv[0]);
+  if (pid == 0) {
+    dup2(pipe_fds[1], 1);
+    dup2(pipe_fds[1], 2);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(pipe_fds[0], buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+    if (n > 0 && output) output->append(buf, static_cast<size_t>(n));
+  close(pipe_fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 bool IsOurs(const OwnedProcess& p) {
   if (p.pid <= 1 || IsZombieOrGone(p.pid)) return false;
   const std::string proc = "/proc/" + std::to_string(p.pid);

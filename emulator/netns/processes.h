@@ -30,6 +30,10 @@ bool IsOurs(const OwnedProcess& p);
 // then SIGKILL what remains. Returns how many had to be killed with SIGKILL.
 int StopProcesses(const std::vector<OwnedProcess>& processes, std::chrono::milliseconds grace);
 
+// Runs a command to completion (in this process's namespaces) and returns its exit status;
+// its stdout and stderr are captured into *output.
+int RunAndWait(const std::vector<std::string>& argv, std::string* output);
+
 // Reaps any exited children of this process without blocking; returns their PIDs.
 std::vector<std::pair<pid_t, int>> ReapChildren();
 

@@ -37,9 +37,9 @@ Outcome Run(TransportMode mode, int evs, Duration heal_after, uint64_t seed) {
   pair.net().SetDefaultPath(path);
   pair.net().SetHostEgressRate(0, BitsPerSecond::Gbps(25));
 
-  constexpr uint32_t kMsg = 128 * 1024;
-  constexpr int kSlots = 256;  // buffer holds 256 messages; reuse offsets round-robin
-  constexpr int kOutstanding = 16;
+  constexpr uint32_t kMsg = 8 * 1024;
+  constexpr int kSlots = 4096;  // landing offsets are reused round-robin
+  constexpr int kOutstanding = 128;
   const Duration bucket = Duration::Microseconds(10);
   std::vector<double> bucket_bytes;
   size_t completed = 0, posted = 0;
@@ -71,6 +71,11 @@ Outcome Run(TransportMode mode, int evs, Duration heal_after, uint64_t seed) {
   pair.net().KillEv(victim, cut, cut + heal_after);
   run_for(heal_after + Duration::Milliseconds(10));
   o.qp_error = pair.qa().state() == QpState::kError;
+  if (std::getenv("MRC_BENCH_DEBUG"))
+    std::fprintf(stderr, "completed=%zu posted=%zu now=%ld cut=%ld rtx=%lu rto=%lu inflight=%lu cwnd=%lu wrs=%zu\n", completed, posted,
+                 (long)pair.net().now().nanoseconds(), (long)cut.nanoseconds(), (unsigned long)pair.qa().stats().retransmissions,
+                 (unsigned long)pair.qa().stats().rto_fired, (unsigned long)pair.qa().bytes_in_flight().count,
+                 (unsigned long)pair.qa().congestion_window().count, pair.qa().outstanding_work_requests());
   for (const auto& e : pair.events_a())
     if (auto* s = std::get_if<EvStateChanged>(&e); s && s->ev == victim && s->to == EvState::kAssumedBad) {
       o.detect_us = (s->at - cut).microseconds();
@@ -85,11 +90,12 @@ Outcome Run(TransportMode mode, int evs, Duration heal_after, uint64_t seed) {
     return b * 8 / (n * bucket.nanoseconds());
   };
   o.pre_gbps = gbps(cut_bucket - 100, 100);  // the millisecond before the cut
-  constexpr size_t kSmooth = 5;               // 50 us moving window
+  constexpr size_t kSmooth = 10;              // 100 us moving window
   size_t last_low = cut_bucket;
   bool dipped = false;
   o.dip_gbps = o.pre_gbps;
-  for (size_t i = cut_bucket; i + kSmooth < cut_bucket + 1500; ++i) {
+  const size_t end_bucket = pair.net().now().nanoseconds() / bucket.nanoseconds();
+  for (size_t i = cut_bucket; i + kSmooth < end_bucket; ++i) {
     const double g = gbps(i, kSmooth);
     o.dip_gbps = std::min(o.dip_gbps, g);
     if (g < 0.9 * o.pre_gbps) {

@@ -69,6 +69,8 @@ def test_deploy_verify_and_destroy_leave_nothing(deployed):
     out = mrclab("exec", name, "p0-leaf0", "--", "vtysh", "-c", "show bgp ipv6 unicast summary json")
     peers = json.loads(out.stdout)["peers"]
     assert sorted(peers) == ["spine0", "spine1"]
+    qdiscs = mrclab("exec", name, "host3", "--", "tc", "qdisc", "show", "dev", "eth1").stdout
+    assert "tbf" in qdiscs and "rate 1Gbit" in qdiscs, "link_rate: 1Gbit shapes every link end"
     hostname = mrclab("exec", name, "p1-spine0", "--", "hostname").stdout.strip()
     assert hostname == "p1-spine0"
 
