@@ -51,7 +51,7 @@ struct AsioEndpointConfig {
   std::vector<EndpointPort> ports;
   EvMode ev_mode = EvMode::kUdp;
   uint16_t udp_port = 4791;
-  int socket_buffer_bytes = 8 << 20;
+  int socket_buffer_bytes = 32 << 20;
   size_t batch = 32;
   ContextConfig context;
 };

@@ -3,6 +3,10 @@
 #include <array>
 #include <cstring>
 
+#ifdef MRC_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
 namespace mrclab::mrc {
 namespace {
 
@@ -24,6 +28,11 @@ constexpr Tables kTables;
 }  // namespace
 
 uint32_t Crc32Update(uint32_t crc, std::span<const uint8_t> data) {
+#ifdef MRC_HAVE_ZLIB
+  // zlib's crc32 is the same CRC-32, about twice as fast as slicing-by-8 here; it takes and
+  // returns the inverted register.
+  if (data.size() >= 64) return ~static_cast<uint32_t>(crc32(~crc, data.data(), static_cast<uInt>(data.size())));
+#endif
   const uint8_t* p = data.data();
   size_t n = data.size();
   const auto& t = kTables.t;

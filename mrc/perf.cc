@@ -263,6 +263,9 @@ PerfResult RunPerf(const PerfConfig& c) {
     r.packets_sent = cqp.stats().data_packets_sent + cqp.stats().retransmissions;
     r.retransmissions = cqp.stats().retransmissions;
     r.rto_fired = cqp.stats().rto_fired;
+    r.srtt_us = cqp.srtt().microseconds();
+    r.min_rtt_us = cqp.min_rtt().microseconds();
+    r.congestion_window_bytes = cqp.congestion_window().count;
     r.cpu_seconds = cpu;
     r.cpu_seconds_per_gb = bytes_verified ? cpu / (bytes_verified / 1e9) : 0;
     r.client_io = client.stats();
@@ -310,6 +313,7 @@ nlohmann::json PerfResult::ToJson() const {
           {"messages_per_second", messages_per_second},
           {"latency_us", {{"p50", latency_us_p50}, {"p90", latency_us_p90}, {"p99", latency_us_p99}, {"max", latency_us_max}}},
           {"packets_sent", packets_sent}, {"retransmissions", retransmissions}, {"rto_fired", rto_fired},
+          {"srtt_us", srtt_us}, {"min_rtt_us", min_rtt_us}, {"congestion_window_bytes", congestion_window_bytes},
           {"cpu_seconds", cpu_seconds}, {"cpu_seconds_per_gb", cpu_seconds_per_gb},
           {"client_io", io(client_io)}, {"server_io", io(server_io)},
           {"evs", evs_json}, {"ev_events", ev_events}};

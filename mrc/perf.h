@@ -71,6 +71,8 @@ struct PerfResult {
   double messages_per_second = 0;
   double latency_us_p50 = 0, latency_us_p90 = 0, latency_us_p99 = 0, latency_us_max = 0;
   uint64_t packets_sent = 0, retransmissions = 0, rto_fired = 0;
+  double srtt_us = 0, min_rtt_us = 0;
+  uint64_t congestion_window_bytes = 0;
   double cpu_seconds = 0;         // whole process (both sides)
   double cpu_seconds_per_gb = 0;
   AsioEndpointStats client_io, server_io;

@@ -142,9 +142,10 @@ int main(int argc, char** argv) {
     const PerfResult r = Mrc(net, mode, evs, payload, msg, seconds);
     char name[32];
     std::snprintf(name, sizeof name, "%s/%d-ev", mode == TransportMode::kMrc ? "mrc" : "rc", evs);
-    std::printf("%-12s goodput %7.2f Gb/s  cpu %6.2f s/GB  p50 %7.0f us  p99 %7.0f us  rtx %lu  verified %.2f GB%s%s\n",
+    std::printf("%-12s goodput %7.2f Gb/s  cpu %6.2f s/GB  p50 %7.0f us  p99 %7.0f us  rtx %lu  rto %lu  srtt %.0f us  cwnd %lu KB  verified %.2f GB%s%s\n",
                 name, r.goodput_gbps, r.cpu_seconds_per_gb, r.latency_us_p50, r.latency_us_p99,
-                static_cast<unsigned long>(r.retransmissions), r.bytes_verified / 1e9,
+                static_cast<unsigned long>(r.retransmissions), static_cast<unsigned long>(r.rto_fired),
+                r.srtt_us, static_cast<unsigned long>(r.congestion_window_bytes / 1024), r.bytes_verified / 1e9,
                 r.ok ? "" : "  ERROR: ", r.error.c_str());
     ok = ok && r.ok;
     if (mode == TransportMode::kMrc && evs == 1) mrc1 = r.goodput_gbps;

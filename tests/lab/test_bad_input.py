@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import STATE, assert_nothing_left, mrclab, namespaces
+from conftest import assert_nothing_left, mrclab
 
 CLOS = "clos: {planes: 2, spines_per_plane: 2, leaves_per_plane: 2, hosts: 4, hosts_per_leaf: 2}\n"
 
@@ -33,7 +33,6 @@ def write(tmp_path, text, name="bad.yaml"):
 ])
 def test_bad_lab_is_refused_with_file_field_and_reason(tmp_path, text, field, reason):
     path = write(tmp_path, text)
-    before = namespaces()
     out = mrclab("deploy", path, "--quiet", check=False)
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()
@@ -41,8 +40,7 @@ def test_bad_lab_is_refused_with_file_field_and_reason(tmp_path, text, field, re
     assert lines[0].startswith("mrclab: error: ")
     assert str(path) in lines[0]
     assert field in lines[0] and reason in lines[0], lines[0]
-    assert namespaces() == before
-    assert not (STATE / "t-bad").exists()
+    assert_nothing_left("t-bad")
 
 
 def test_frr_missing_is_refused_before_anything_is_made(tmp_path):
