@@ -5,6 +5,7 @@
 #include "emulator/lab_spec.h"
 #include "emulator/netns/interrupt.h"
 #include "harness/cli/lab_commands.h"
+#include "harness/cli/perf_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -17,11 +18,13 @@ int main(int argc, char** argv) {
       "  mrclab deploy labs/clos2.yaml        # boot and verify the default lab\n"
       "  mrclab inspect clos2                 # nodes, uSIDs, daemons, BGP state (--json)\n"
       "  mrclab exec clos2 p0-spine0 -- vtysh -c 'show bgp summary'\n"
+      "  mrclab perf clos2 host0 host5        # MRC goodput over 32 uSID paths, bytes verified\n"
       "  mrclab destroy clos2                 # remove every trace, even after a crash\n"
       "State lives under /run/mrclab/NAME/. Run `mrclab COMMAND --help` for details.");
   int exit_status = 0;
   mrclab::harness::LabArgs lab_args;
   mrclab::harness::AddLabCommands(app, lab_args, exit_status);
+  mrclab::harness::AddPerfCommand(app, exit_status);
   mrclab::emulator::netns::InstallInterruptHandlers();
   try {
     app.parse(argc, argv);

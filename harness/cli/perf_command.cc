@@ -1,0 +1,153 @@
+#include "harness/cli/perf_command.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <map>
+
+#include "emulator/netns/lab_state.h"
+#include "emulator/resolved_lab.h"
+#include "mrc/perf.h"
+
+namespace mrclab::harness {
+namespace {
+
+using emulator::NodeKind;
+using emulator::ResolvedLab;
+using emulator::ResolvedNode;
+
+struct PerfArgs {
+  std::string lab, src, dst;
+  std::string transport = "mrc";
+  std::string ev_mode = "srv6";
+  int evs = 32;
+  uint64_t size = 0;
+  uint64_t msg = 1 << 20;
+  double duration = 5;
+  bool json = false;
+};
+
+const ResolvedNode& Host(const ResolvedLab& lab, const std::string& name) {
+  const ResolvedNode* node = lab.FindNode(name);
+  if (!node) throw std::invalid_argument("unknown node '" + name + "' in lab '" + lab.name + "'");
+  if (node->kind != NodeKind::kHost)
+    throw std::invalid_argument("'" + name + "' is a switch; perf runs between hosts");
+  return *node;
+}
+
+// The leaf a host's port of `plane` attaches to.
+std::string LeafOf(const ResolvedNode& host, int plane) {
+  for (const auto& port : host.ports)
+    if (port.plane == plane)
+      for (const auto& itf : host.interfaces)
+        if (itf.name == port.interface) return itf.peer_node;
+  return {};
+}
+
+mrc::PerfConfig BuildConfig(const ResolvedLab& lab, const PerfArgs& a) {
+  const ResolvedNode& src = Host(lab, a.src);
+  const ResolvedNode& dst = Host(lab, a.dst);
+  if (a.src == a.dst) throw std::invalid_argument("source and destination are the same host");
+  if (a.evs < 1 || a.evs > 256) throw std::invalid_argument("--evs must be between 1 and 256");
+  mrc::PerfConfig config;
+  config.transport = a.transport == "rc" ? mrc::TransportMode::kRc : mrc::TransportMode::kMrc;
+  config.ev_mode = a.ev_mode == "udp" ? mrc::EvMode::kUdp : mrc::EvMode::kSrv6;
+  config.message_bytes = a.msg;
+  config.total_bytes = a.size;
+  config.duration_seconds = a.duration;
+
+  // In srv6 mode a packet arrives addressed to the port's final uSID (fcbb:0:<port usid>::),
+  // so the sockets bind there; in udp mode to the port's link address.
+  const bool srv6 = config.ev_mode == mrc::EvMode::kSrv6;
+  auto local = [&](const ResolvedNode::Port& p) {
+    return srv6 ? "fcbb:0:" + emulator::UsidHex(p.usid) + "::" : p.address;
+  };
+  std::map<int, std::string> dst_address, src_address;
+  for (const auto& p : dst.ports) dst_address[p.plane] = local(p);
+  for (const auto& p : src.ports) src_address[p.plane] = local(p);
+  std::vector<int> planes;
+  for (const auto& p : src.ports) {
+    if (!dst_address.count(p.plane)) continue;
+    planes.push_back(p.plane);
+    config.client_ports.push_back({src.netns, src_address[p.plane], p.plane});
+    config.server_ports.push_back({dst.netns, dst_address[p.plane], p.plane});
+  }
+  if (planes.empty()) throw std::invalid_argument(a.src + " and " + a.dst + " share no plane");
+
+  // EV i: plane i mod P; in srv6 mode the spines of that plane in turn.
+  std::map<int, std::vector<std::string>> spines;
+  for (const ResolvedNode* sw : lab.Switches())
+    if (sw->role == emulator::SwitchRole::kSpine) spines[sw->plane].push_back(sw->name);
+  for (int i = 0; i < a.evs; ++i) {
+    const int plane = planes[i % planes.size()];
+    const uint16_t sport = static_cast<uint16_t>(49152 + i);
+    if (!srv6) {
+      config.evs.push_back({plane, dst_address[plane], sport});
+      config.reverse_evs.push_back({plane, src_address[plane], sport});
+      continue;
+    }
+    const auto& plane_spines = spines[plane];
+    if (plane_spines.empty()) throw std::invalid_argument("plane " + std::to_string(plane) + " has no spine");
+    const std::string& spine = plane_spines[(i / planes.size()) % plane_spines.size()];
+    const std::string leaf_a = LeafOf(src, plane), leaf_b = LeafOf(dst, plane);
+    config.evs.push_back({plane, lab.PathVia(a.src, leaf_a, spine, leaf_b, a.dst).destination, sport});
+    config.reverse_evs.push_back(
+        {plane, lab.PathVia(a.dst, leaf_b, spine, leaf_a, a.src).destination, sport});
+  }
+  return config;
+}
+
+void PrintResult(const mrc::PerfResult& r) {
+  std::printf("%s over %s EVs: %.3f Gbit/s goodput, %.0f msg/s, %llu messages, %llu bytes "
+              "verified (%llu failures)\n",
+              r.transport.c_str(), r.ev_mode.c_str(), r.goodput_gbps, r.messages_per_second,
+              static_cast<unsigned long long>(r.messages),
+              static_cast<unsigned long long>(r.bytes_verified),
+              static_cast<unsigned long long>(r.verify_failures));
+  std::printf("latency us: p50 %.0f  p90 %.0f  p99 %.0f  max %.0f; retransmissions %llu, "
+              "RTO %llu; CPU %.2f s/GB\n",
+              r.latency_us_p50, r.latency_us_p90, r.latency_us_p99, r.latency_us_max,
+              static_cast<unsigned long long>(r.retransmissions),
+              static_cast<unsigned long long>(r.rto_fired), r.cpu_seconds_per_gb);
+  std::printf("%4s %5s %-12s %10s %8s %8s\n", "EV", "PLANE", "STATE", "TX", "RETX", "LOSSES");
+  for (const auto& ev : r.evs)
+    std::printf("%4u %5d %-12s %10llu %8llu %8llu\n", ev.id, ev.plane, ev.state.c_str(),
+                static_cast<unsigned long long>(ev.tx_data),
+                static_cast<unsigned long long>(ev.tx_retransmits),
+                static_cast<unsigned long long>(ev.losses));
+  if (!r.ok) std::fprintf(stderr, "mrclab: perf failed: %s\n", r.error.c_str());
+}
+
+}  // namespace
+
+void AddPerfCommand(CLI::App& app, int& exit_status) {
+  static PerfArgs a;
+  auto* cmd = app.add_subcommand("perf", "Measure MRC (or RC) between two hosts of a lab, like "
+                                         "ib_write_bw");
+  cmd->add_option("lab", a.lab, "Deployed lab name")->required();
+  cmd->add_option("src", a.src, "Client host (writes)")->required();
+  cmd->add_option("dst", a.dst, "Server host (receives and verifies)")->required();
+  cmd->add_option("--transport", a.transport, "mrc, or rc (RoCEv2 RC baseline: one path)")
+      ->check(CLI::IsMember({"mrc", "rc"}))->capture_default_str();
+  cmd->add_option("--ev-mode", a.ev_mode, "srv6 (uSID path per EV) or udp (source port per EV)")
+      ->check(CLI::IsMember({"srv6", "udp"}))->capture_default_str();
+  cmd->add_option("--evs", a.evs, "Entropy values, spread evenly over the planes")
+      ->capture_default_str();
+  cmd->add_option("--size", a.size, "Total bytes to write (0: run for --duration)");
+  cmd->add_option("--msg", a.msg, "Bytes per RDMA Write")->capture_default_str();
+  cmd->add_option("--duration", a.duration, "Seconds, when --size is 0")->capture_default_str();
+  cmd->add_flag("--json", a.json, "Everything, machine-readable");
+  cmd->footer("Example: mrclab perf clos2 host0 host5 --evs 64 --duration 3\n"
+              "Every byte is verified at the receiver; per-EV packet counts and states are shown.");
+  cmd->callback([&exit_status] {
+    ResolvedLab lab = emulator::netns::LoadDeployedLab(a.lab);
+    mrc::PerfResult result = mrc::RunPerf(BuildConfig(lab, a));
+    if (a.json)
+      std::cout << result.ToJson().dump(2) << "\n";
+    else
+      PrintResult(result);
+    exit_status = result.ok ? 0 : 1;
+  });
+}
+
+}  // namespace mrclab::harness
