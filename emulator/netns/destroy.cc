@@ -48,6 +48,13 @@ DestroyReport Destroy(const std::string& lab_name) {
       processes.push_back({e.pid, e.what, NetnsPath(e.netns)});
   for (const OwnedProcess& p : PidFileProcesses(paths, lab_name))
     if (seen.insert(p.pid).second) processes.push_back(p);
+  for (pid_t pid : ProcessesMentioning(paths.root + "/nodes/")) {
+    if (!seen.insert(pid).second) continue;
+    std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    processes.push_back({pid, name, ""});
+  }
   std::vector<OwnedProcess> alive;
   for (const OwnedProcess& p : processes)
     if (IsOurs(p)) alive.push_back(p);

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <system_error>
 #include <thread>
@@ -44,30 +45,56 @@ pid_t StartInNamespaces(const std::vector<std::string>& argv, int netns_fd, int 
   int log_fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) throw std::system_error(errno, std::generic_category(), "open " + log_path);
   int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  // The parent returns only once the child has exec'd (the close-on-exec pipe reads EOF), so
+  // the PID it returns already is the program, in its namespaces: destroy can recognise it.
+  int exec_pipe[2];
+  if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
+    close(log_fd);
+    close(null_fd);
+    throw std::system_error(errno, std::generic_category(), "pipe");
+  }
   pid_t pid = fork();
   if (pid < 0) {
     int saved = errno;
     close(log_fd);
     close(null_fd);
+    close(exec_pipe[0]);
+    close(exec_pipe[1]);
     throw std::system_error(saved, std::generic_category(), "fork " + argv[0]);
   }
   if (pid == 0) {
-    if (setns(netns_fd, CLONE_NEWNET) != 0) _exit(126);
-    if (uts_fd >= 0 && setns(uts_fd, CLONE_NEWUTS) != 0) _exit(126);
-    setsid();
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    dup2(null_fd, 0);
-    dup2(log_fd, 1);
-    dup2(log_fd, 2);
-    execv(args[0], args.data());
+    int err = 0;
+    if (setns(netns_fd, CLONE_NEWNET) != 0 || (uts_fd >= 0 && setns(uts_fd, CLONE_NEWUTS) != 0)) {
+      err = errno;
+    } else {
+      setsid();
+      sigset_t none;
+      sigemptyset(&none);
+      sigprocmask(SIG_SETMASK, &none, nullptr);
+      signal(SIGINT, SIG_DFL);
+      signal(SIGTERM, SIG_DFL);
+      dup2(null_fd, 0);
+      dup2(log_fd, 1);
+      dup2(log_fd, 2);
+      execv(args[0], args.data());
+      err = errno;
+    }
+    ssize_t ignored = write(exec_pipe[1], &err, sizeof(err));
+    (void)ignored;
     _exit(127);
   }
   close(log_fd);
   close(null_fd);
+  close(exec_pipe[1]);
+  int child_errno = 0;
+  ssize_t n;
+  while ((n = read(exec_pipe[0], &child_errno, sizeof(child_errno))) < 0 && errno == EINTR) {
+  }
+  close(exec_pipe[0]);
+  if (n > 0) {
+    waitpid(pid, nullptr, 0);
+    throw std::system_error(child_errno, std::generic_category(), "start " + argv[0]);
+  }
   return pid;
 }
 
@@ -106,6 +133,19 @@ bool IsOurs(const OwnedProcess& p) {
     if (want == 0 || NamespaceInode(proc + "/ns/net") != want) return false;
   }
   return true;
+}
+
+std::vector<pid_t> ProcessesMentioning(const std::string& text) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(text) != std::string::npos) out.push_back(std::stoi(name));
+  }
+  return out;
 }
 
 int StopProcesses(const std::vector<OwnedProcess>& processes, std::chrono::milliseconds grace) {

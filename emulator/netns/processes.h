@@ -26,6 +26,11 @@ struct OwnedProcess {
 // True if PID is alive (not a zombie) and matches comm and namespace.
 bool IsOurs(const OwnedProcess& p);
 
+// PIDs whose command line contains `text` (destroy looks for its lab's state directory, which
+// every daemon it starts has in its arguments: that finds a daemon whose deployer died between
+// fork() and writing the journal line).
+std::vector<pid_t> ProcessesMentioning(const std::string& text);
+
 // SIGTERM to each process that IsOurs, poll until all have exited or the grace period ends,
 // then SIGKILL what remains. Returns how many had to be killed with SIGKILL.
 int StopProcesses(const std::vector<OwnedProcess>& processes, std::chrono::milliseconds grace);

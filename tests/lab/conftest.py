@@ -58,12 +58,23 @@ def alive(pid):
     return stat[stat.rindex(")") + 2] not in "ZX"
 
 
+def _cmdline(proc_dir):
+    try:
+        return (proc_dir / "cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
 def assert_nothing_left(name, pids=()):
     leftover_ns = sorted(ns for ns in namespaces() if ns.startswith(name + "-"))
     assert not leftover_ns, f"namespaces left: {leftover_ns}"
     assert not (STATE / name).exists(), f"state directory left: {STATE / name}"
     living = [pid for pid in pids if alive(pid)]
     assert not living, f"processes left: {living}"
+    marker = f"{STATE}/{name}/".encode()
+    strays = [p.name for p in Path("/proc").iterdir() if p.name.isdigit()
+              and marker in _cmdline(p) and alive(int(p.name))]
+    assert not strays, f"processes of {name} left (not in the journal): {strays}"
     left_tmp = [p for p in Path("/var/tmp/frr").glob("*")
                 if p.name.rsplit(".", 1)[-1] in {str(pid) for pid in pids}] \
         if Path("/var/tmp/frr").exists() else []
