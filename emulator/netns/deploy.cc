@@ -10,9 +10,11 @@
 #include <thread>
 
 #include "emulator/netns/frr_config.h"
+#include "emulator/netns/frr_daemons.h"
 #include "emulator/netns/host_sysctls.h"
 #include "emulator/netns/interrupt.h"
 #include "emulator/netns/lab_state.h"
+#include "emulator/netns/link_shaping.h"
 #include "emulator/netns/namespaces.h"
 #include "emulator/netns/netlink.h"
 #include "emulator/netns/processes.h"
@@ -25,22 +27,10 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// Where FRR's daemons are; MRCLAB_FRR_DIR overrides it (tests use it to see the error when
-// FRR is missing).
-std::string FrrDir() {
-  const char* env = std::getenv("MRCLAB_FRR_DIR");
-  return env && *env ? env : "/usr/lib/frr";
-}
 constexpr uint64_t kMiB = 1024 * 1024;
 constexpr const char* kSrv6Device = "sr0";
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-std::vector<std::string> DaemonsFor(const ResolvedLab& lab) {
-  // Without BGP there is nothing for bgpd or bfdd to do (FRR 8.4's staticd has no BFD).
-  if (lab.routing == Routing::kStatic) return {"zebra", "staticd"};
-  return {"zebra", "bfdd", "staticd", "bgpd"};
-}
 
 uint64_t MemAvailable() {
   std::ifstream in("/proc/meminfo");
@@ -107,15 +97,15 @@ void ConfigureNode(const ResolvedNode& node, int ns_fd) {
 }
 
 // link_rate: a token bucket on every interface of every link, both ends, so each direction of
-// a link runs at the configured rate. One `tc -batch` per node.
+// a link runs at the configured rate (the rule: link_shaping.h). One `tc -batch` per node.
 void ShapeLinks(const ResolvedLab& lab, const ResolvedNode& node, const std::string& dir) {
   if (!lab.link_rate_bps || node.interfaces.empty()) return;
   const uint64_t rate = *lab.link_rate_bps;
-  const uint64_t burst = std::max<uint64_t>(rate / 8 / 500, 32 * 1024);  // 2 ms of traffic
   std::string batch;
-  for (const ResolvedInterface& itf : node.interfaces)
-    batch += "qdisc replace dev " + itf.name + " root tbf rate " + std::to_string(rate) +
-             "bit burst " + std::to_string(burst) + " latency 20ms\n";
+  for (const ResolvedInterface& itf : node.interfaces) {
+    for (const std::string& arg : TbfArgs(itf.name, rate)) batch += arg + " ";
+    batch.back() = '\n';
+  }
   const std::string path = dir + "/" + node.name + ".tc";
   std::ofstream(path) << batch;
   std::string output;
@@ -123,20 +113,6 @@ void ShapeLinks(const ResolvedLab& lab, const ResolvedNode& node, const std::str
     throw DeployError(node.name + ": shaping links to " + std::to_string(rate) + " bit/s failed: " +
                       output);
   std::filesystem::remove(path);
-}
-
-std::vector<std::string> DaemonArgv(const std::string& daemon, const std::string& dir) {
-  std::vector<std::string> argv = {FrrDir() + "/" + daemon,
-                                   "-f", dir + "/" + daemon + ".conf",
-                                   "-i", dir + "/" + daemon + ".pid",
-                                   "-z", dir + "/zserv.api",
-                                   "--vty_socket", dir,
-                                   "-P", "0"};
-  if (daemon == "bfdd") {
-    argv.push_back("--bfdctl");
-    argv.push_back(dir + "/bfdd.sock");
-  }
-  return argv;
 }
 
 void WriteFile(const std::string& path, const std::string& text, uid_t uid, gid_t gid) {
@@ -286,10 +262,7 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
     t = Clock::now();
     const std::vector<std::string> daemons = DaemonsFor(lab);
     auto start_daemon = [&](const ResolvedNode& sw, const std::string& daemon) {
-      const std::string dir = paths.NodeDir(sw.name);
-      pid_t pid = StartInNamespaces(DaemonArgv(daemon, dir), ns_fd[sw.name].get(),
-                                    uts_fd[sw.name].get(), dir + "/" + daemon + ".out");
-      journal.RecordProcess(pid, sw.netns, daemon);
+      StartDaemon(paths, sw, daemon, ns_fd[sw.name].get(), uts_fd[sw.name].get(), journal);
     };
     for (const ResolvedNode* sw : lab.Switches()) {
       const std::string dir = paths.NodeDir(sw->name);

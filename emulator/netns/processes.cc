@@ -1,5 +1,7 @@
 #include "emulator/netns/processes.h"
 
+#include <linux/close_range.h>
+
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -76,6 +78,8 @@ pid_t StartInNamespaces(const std::vector<std::string>& argv, int netns_fd, int 
       dup2(null_fd, 0);
       dup2(log_fd, 1);
       dup2(log_fd, 2);
+      // Nothing else of ours reaches the daemon (a drill's sockets, say): only 0-2 survive exec.
+      close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
       execv(args[0], args.data());
       err = errno;
     }

@@ -1,11 +1,13 @@
 // Client for an FRR daemon's vty unix socket: the protocol vtysh speaks. A command is sent
 // NUL-terminated; the daemon answers with its output followed by three NUL bytes and a status
-// byte (0 = success). Used to poll `show ... json` without starting a vtysh process per poll.
+// byte (0 = success). Used to poll `show ... json` without starting a vtysh process per poll,
+// and by faults to enter configuration.
 #pragma once
 
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace mrclab::emulator::netns {
 
@@ -23,5 +25,13 @@ struct VtyReply {
 // daemon does not answer within the timeout.
 VtyReply VtyCommand(const std::string& socket_path, const std::string& command,
                     std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+
+// One connection, several commands in order: the node a command enters persists for the next
+// ones, as in vtysh (a connection starts in view mode: "enable", then "configure terminal"...).
+// Stops after the first command whose status is not 0 when stop_at_error; returns one reply
+// per command sent. The timeout applies to each command.
+std::vector<VtyReply> VtyCommands(const std::string& socket_path,
+                                  const std::vector<std::string>& commands, bool stop_at_error,
+                                  std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
 
 }  // namespace mrclab::emulator::netns

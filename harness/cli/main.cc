@@ -4,6 +4,8 @@
 
 #include "emulator/lab_spec.h"
 #include "emulator/netns/interrupt.h"
+#include "harness/cli/drill_command.h"
+#include "harness/cli/fault_command.h"
 #include "harness/cli/lab_commands.h"
 #include "harness/cli/perf_command.h"
 
@@ -25,6 +27,8 @@ int main(int argc, char** argv) {
   mrclab::harness::LabArgs lab_args;
   mrclab::harness::AddLabCommands(app, lab_args, exit_status);
   mrclab::harness::AddPerfCommand(app, exit_status);
+  mrclab::harness::AddFaultCommand(app, exit_status);
+  mrclab::harness::AddDrillCommand(app, exit_status);
   mrclab::emulator::netns::InstallInterruptHandlers();
   try {
     app.parse(argc, argv);

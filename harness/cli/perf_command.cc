@@ -3,18 +3,16 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
-#include <map>
 
 #include "emulator/netns/lab_state.h"
 #include "emulator/resolved_lab.h"
+#include "harness/job/ev_plan.h"
 #include "mrc/perf.h"
 
 namespace mrclab::harness {
 namespace {
 
-using emulator::NodeKind;
 using emulator::ResolvedLab;
-using emulator::ResolvedNode;
 
 struct PerfArgs {
   std::string lab, src, dst;
@@ -27,73 +25,19 @@ struct PerfArgs {
   bool json = false;
 };
 
-const ResolvedNode& Host(const ResolvedLab& lab, const std::string& name) {
-  const ResolvedNode* node = lab.FindNode(name);
-  if (!node) throw std::invalid_argument("unknown node '" + name + "' in lab '" + lab.name + "'");
-  if (node->kind != NodeKind::kHost)
-    throw std::invalid_argument("'" + name + "' is a switch; perf runs between hosts");
-  return *node;
-}
-
-// The leaf a host's port of `plane` attaches to.
-std::string LeafOf(const ResolvedNode& host, int plane) {
-  for (const auto& port : host.ports)
-    if (port.plane == plane)
-      for (const auto& itf : host.interfaces)
-        if (itf.name == port.interface) return itf.peer_node;
-  return {};
-}
-
 mrc::PerfConfig BuildConfig(const ResolvedLab& lab, const PerfArgs& a) {
-  const ResolvedNode& src = Host(lab, a.src);
-  const ResolvedNode& dst = Host(lab, a.dst);
   if (a.src == a.dst) throw std::invalid_argument("source and destination are the same host");
-  if (a.evs < 1 || a.evs > 256) throw std::invalid_argument("--evs must be between 1 and 256");
   mrc::PerfConfig config;
   config.transport = a.transport == "rc" ? mrc::TransportMode::kRc : mrc::TransportMode::kMrc;
   config.ev_mode = a.ev_mode == "udp" ? mrc::EvMode::kUdp : mrc::EvMode::kSrv6;
   config.message_bytes = a.msg;
   config.total_bytes = a.size;
   config.duration_seconds = a.duration;
-
-  // In srv6 mode a packet arrives addressed to the port's final uSID (fcbb:0:<port usid>::),
-  // so the sockets bind there; in udp mode to the port's link address.
-  const bool srv6 = config.ev_mode == mrc::EvMode::kSrv6;
-  auto local = [&](const ResolvedNode::Port& p) {
-    return srv6 ? "fcbb:0:" + emulator::UsidHex(p.usid) + "::" : p.address;
-  };
-  std::map<int, std::string> dst_address, src_address;
-  for (const auto& p : dst.ports) dst_address[p.plane] = local(p);
-  for (const auto& p : src.ports) src_address[p.plane] = local(p);
-  std::vector<int> planes;
-  for (const auto& p : src.ports) {
-    if (!dst_address.count(p.plane)) continue;
-    planes.push_back(p.plane);
-    config.client_ports.push_back({src.netns, src_address[p.plane], p.plane});
-    config.server_ports.push_back({dst.netns, dst_address[p.plane], p.plane});
-  }
-  if (planes.empty()) throw std::invalid_argument(a.src + " and " + a.dst + " share no plane");
-
-  // EV i: plane i mod P; in srv6 mode the spines of that plane in turn.
-  std::map<int, std::vector<std::string>> spines;
-  for (const ResolvedNode* sw : lab.Switches())
-    if (sw->role == emulator::SwitchRole::kSpine) spines[sw->plane].push_back(sw->name);
-  for (int i = 0; i < a.evs; ++i) {
-    const int plane = planes[i % planes.size()];
-    const uint16_t sport = static_cast<uint16_t>(49152 + i);
-    if (!srv6) {
-      config.evs.push_back({plane, dst_address[plane], sport});
-      config.reverse_evs.push_back({plane, src_address[plane], sport});
-      continue;
-    }
-    const auto& plane_spines = spines[plane];
-    if (plane_spines.empty()) throw std::invalid_argument("plane " + std::to_string(plane) + " has no spine");
-    const std::string& spine = plane_spines[(i / planes.size()) % plane_spines.size()];
-    const std::string leaf_a = LeafOf(src, plane), leaf_b = LeafOf(dst, plane);
-    config.evs.push_back({plane, lab.PathVia(a.src, leaf_a, spine, leaf_b, a.dst).destination, sport});
-    config.reverse_evs.push_back(
-        {plane, lab.PathVia(a.dst, leaf_b, spine, leaf_a, a.src).destination, sport});
-  }
+  const HostPairPlan plan = PlanEvs(lab, a.src, a.dst, config.ev_mode, a.evs);
+  for (const auto& p : plan.a_ports) config.client_ports.push_back({p.netns, p.local_address, p.plane});
+  for (const auto& p : plan.b_ports) config.server_ports.push_back({p.netns, p.local_address, p.plane});
+  for (const auto& e : plan.a_to_b) config.evs.push_back({e.plane, e.destination, e.udp_source_port});
+  for (const auto& e : plan.b_to_a) config.reverse_evs.push_back({e.plane, e.destination, e.udp_source_port});
   return config;
 }
 

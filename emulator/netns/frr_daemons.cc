@@ -1,0 +1,198 @@
+#include "emulator/netns/frr_daemons.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <thread>
+
+#include "emulator/netns/interrupt.h"
+#include "emulator/netns/namespaces.h"
+#include "emulator/netns/vty_client.h"
+
+namespace mrclab::emulator::netns {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool Contains(const std::vector<std::string>& list, const std::string& item) {
+  return std::find(list.begin(), list.end(), item) != list.end();
+}
+
+// Calls `step` with growing pauses (20 ms to 200 ms) until it returns true; throws what
+// `late` says when the deadline passes first. Ctrl-C interrupts.
+void Poll(Clock::time_point deadline, const std::function<bool()>& step,
+          const std::function<std::string()>& late) {
+  auto pause = std::chrono::milliseconds(20);
+  for (;;) {
+    ThrowIfInterrupted();
+    if (step()) return;
+    if (Clock::now() >= deadline) throw std::runtime_error(late());
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(200));
+  }
+}
+
+}  // namespace
+
+std::string FrrDir() {
+  const char* env = std::getenv("MRCLAB_FRR_DIR");
+  return env && *env ? env : "/usr/lib/frr";
+}
+
+std::vector<std::string> DaemonsFor(const ResolvedLab& lab) {
+  // Without BGP there is nothing for bgpd or bfdd to do (FRR 8.4's staticd has no BFD).
+  if (lab.routing == Routing::kStatic) return {"zebra", "staticd"};
+  return {"zebra", "bfdd", "staticd", "bgpd"};
+}
+
+std::vector<std::string> DaemonArgv(const std::string& daemon, const std::string& dir) {
+  std::vector<std::string> argv = {FrrDir() + "/" + daemon,
+                                   "-f", dir + "/" + daemon + ".conf",
+                                   "-i", dir + "/" + daemon + ".pid",
+                                   "-z", dir + "/zserv.api",
+                                   "--vty_socket", dir,
+                                   "-P", "0"};
+  if (daemon == "bfdd") {
+    argv.push_back("--bfdctl");
+    argv.push_back(dir + "/bfdd.sock");
+  }
+  return argv;
+}
+
+pid_t StartDaemon(const LabPaths& paths, const ResolvedNode& sw, const std::string& daemon,
+                  int netns_fd, int uts_fd, Journal& journal) {
+  const std::string dir = paths.NodeDir(sw.name);
+  pid_t pid = StartInNamespaces(DaemonArgv(daemon, dir), netns_fd, uts_fd, dir + "/" + daemon + ".out");
+  journal.RecordProcess(pid, sw.netns, daemon);
+  return pid;
+}
+
+bool ZebraListening(const std::string& node_dir) {
+  const std::string path = node_dir + "/zserv.api";
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path)) return false;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+std::vector<OwnedProcess> RunningDaemon(const LabPaths& paths, const ResolvedNode& sw,
+                                        const std::string& daemon) {
+  std::vector<pid_t> candidates;
+  std::ifstream pid_file(paths.NodeDir(sw.name) + "/" + daemon + ".pid");
+  pid_t pid = 0;
+  if (pid_file >> pid) candidates.push_back(pid);
+  for (const JournalEntry& e : Journal::Read(paths.journal))
+    if (e.kind == "process" && e.netns == sw.netns && e.what == daemon) candidates.push_back(e.pid);
+  std::vector<OwnedProcess> running;
+  for (pid_t candidate : candidates) {
+    OwnedProcess p{candidate, daemon, NetnsPath(sw.netns)};
+    bool seen = false;
+    for (const OwnedProcess& r : running) seen = seen || r.pid == candidate;
+    if (!seen && IsOurs(p)) running.push_back(p);
+  }
+  return running;
+}
+
+void StopDaemons(const LabPaths& paths, const ResolvedNode& sw,
+                 const std::vector<std::string>& daemons) {
+  std::vector<OwnedProcess> processes;
+  for (const std::string& daemon : daemons)
+    for (OwnedProcess& p : RunningDaemon(paths, sw, daemon)) processes.push_back(std::move(p));
+  if (processes.empty()) return;
+  StopProcesses(processes, std::chrono::milliseconds(3000));
+  // FRR removes its /var/tmp/frr/<daemon>.<pid> directory on a clean exit only.
+  for (const OwnedProcess& p : processes) {
+    std::error_code ec;
+    std::filesystem::remove_all("/var/tmp/frr/" + p.comm + "." + std::to_string(p.pid), ec);
+  }
+  for (const OwnedProcess& p : processes)
+    if (IsOurs(p))
+      throw std::runtime_error(sw.name + ": " + p.comm + " (pid " + std::to_string(p.pid) +
+                               ") did not stop");
+}
+
+std::vector<std::string> StartMissingDaemons(const ResolvedLab& lab, const LabPaths& paths,
+                                             const ResolvedNode& sw,
+                                             const std::vector<std::string>& daemons,
+                                             Clock::time_point deadline) {
+  std::vector<std::string> missing;
+  for (const std::string& daemon : DaemonsFor(lab))
+    if (Contains(daemons, daemon) && RunningDaemon(paths, sw, daemon).empty())
+      missing.push_back(daemon);
+  if (missing.empty()) return missing;
+  const std::string dir = paths.NodeDir(sw.name);
+  Fd ns = OpenNetns(sw.netns);
+  Fd uts = OpenPath(paths.UtsPath(sw.name));
+  Journal journal(paths.journal);
+  for (const std::string& daemon : missing) {
+    if (daemon != "zebra" && Contains(missing, "zebra"))
+      Poll(deadline, [&] {
+        if (RunningDaemon(paths, sw, "zebra").empty())
+          throw std::runtime_error(sw.name + ": zebra exited right after its start; see " + dir +
+                                   "/zebra.log and zebra.out");
+        return ZebraListening(dir);
+      }, [&] { return sw.name + ": zebra does not listen on " + dir + "/zserv.api"; });
+    try {
+      StartDaemon(paths, sw, daemon, ns.get(), uts.get(), journal);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(sw.name + ": cannot start " + daemon + ": " + e.what());
+    }
+  }
+  return missing;
+}
+
+CheckStatus CheckSwitchBgp(const LabPaths& paths, const ResolvedNode& sw,
+                           const std::set<std::string>& interfaces) {
+  std::map<std::string, std::string> states;
+  try {
+    states = BgpPeerStates(paths.NodeDir(sw.name) + "/bgpd.vty");
+  } catch (const VtyError&) {
+    // bgpd not listening (yet): all its sessions count as missing.
+  }
+  CheckStatus status;
+  for (const std::string& itf : interfaces) {
+    ++status.total;
+    auto it = states.find(itf);
+    const std::string state = it == states.end() ? "no session" : it->second;
+    if (state == "Established")
+      ++status.done;
+    else if (status.missing.size() < 4)
+      status.missing.push_back(sw.name + ":" + itf + " " + state);
+  }
+  return status;
+}
+
+void WaitForSwitchBgp(const LabPaths& paths, const ResolvedNode& sw,
+                      const std::set<std::string>& interfaces, const std::vector<std::string>& watch,
+                      Clock::time_point deadline) {
+  const auto start = Clock::now();
+  CheckStatus status;
+  Poll(deadline, [&] {
+    for (const std::string& daemon : watch)
+      if (RunningDaemon(paths, sw, daemon).empty())
+        throw std::runtime_error(sw.name + ": " + daemon + " exited after its start; see " +
+                                 paths.NodeDir(sw.name) + "/" + daemon + ".log");
+    status = CheckSwitchBgp(paths, sw, interfaces);
+    return status.ok();
+  }, [&] {
+    const auto waited = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start);
+    return status.Summary(sw.name + ": BGP sessions Established after " +
+                          std::to_string(waited.count()) + " s:");
+  });
+}
+
+}  // namespace mrclab::emulator::netns

@@ -1,0 +1,67 @@
+// The FRR daemons of a switch as processes: which run, how they are started (deploy and the
+// faults that restart daemons share this), finding the running ones, stopping them — only
+// ours, by PID — and waiting for a switch's BGP sessions.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "emulator/netns/lab_state.h"
+#include "emulator/netns/processes.h"
+#include "emulator/netns/verify.h"
+#include "emulator/resolved_lab.h"
+
+namespace mrclab::emulator::netns {
+
+// Where FRR's daemons are; MRCLAB_FRR_DIR overrides /usr/lib/frr.
+std::string FrrDir();
+
+// The daemons every switch of the lab runs, in start order (zebra first).
+std::vector<std::string> DaemonsFor(const ResolvedLab& lab);
+
+// Command line of a daemon whose configuration, pid file and sockets are in node_dir.
+std::vector<std::string> DaemonArgv(const std::string& daemon, const std::string& node_dir);
+
+// Starts one daemon of a switch inside its namespaces (log: NODE_DIR/DAEMON.out) and records
+// it in the lab's deploy journal, so that destroy stops it.
+pid_t StartDaemon(const LabPaths& paths, const ResolvedNode& sw, const std::string& daemon,
+                  int netns_fd, int uts_fd, Journal& journal);
+
+// True once zebra of this node directory accepts connections on its zserv socket.
+bool ZebraListening(const std::string& node_dir);
+
+// The live processes of one daemon of a switch: from its pid file and the deploy journal,
+// each checked to be that daemon in that switch's namespace (IsOurs).
+std::vector<OwnedProcess> RunningDaemon(const LabPaths& paths, const ResolvedNode& sw,
+                                        const std::string& daemon);
+
+// Stops those daemons of a switch (SIGTERM, SIGKILL after a grace period) and removes the
+// temporary directories FRR leaves when killed.
+void StopDaemons(const LabPaths& paths, const ResolvedNode& sw,
+                 const std::vector<std::string>& daemons);
+
+// Starts those of `daemons` that are not running, in DaemonsFor order; when zebra is among
+// them, the others start once it listens. Returns the daemons started. Throws
+// std::runtime_error naming the switch and daemon when one cannot start in time.
+std::vector<std::string> StartMissingDaemons(const ResolvedLab& lab, const LabPaths& paths,
+                                             const ResolvedNode& sw,
+                                             const std::vector<std::string>& daemons,
+                                             std::chrono::steady_clock::time_point deadline);
+
+// The BGP sessions of one switch on the given interfaces, asked from its bgpd.
+CheckStatus CheckSwitchBgp(const LabPaths& paths, const ResolvedNode& sw,
+                           const std::set<std::string>& interfaces);
+
+// Polls (no fixed sleeps) until every session of `sw` on `interfaces` is Established and the
+// daemons in `watch` still run. Throws std::runtime_error saying what is missing at the
+// deadline, or which daemon exited (and where its log is).
+void WaitForSwitchBgp(const LabPaths& paths, const ResolvedNode& sw,
+                      const std::set<std::string>& interfaces,
+                      const std::vector<std::string>& watch,
+                      std::chrono::steady_clock::time_point deadline);
+
+}  // namespace mrclab::emulator::netns

@@ -1,0 +1,87 @@
+#include "harness/cli/drill_command.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "emulator/netns/lab_state.h"
+#include "harness/drill/drill_runner.h"
+#include "harness/drill/fault_plan.h"
+#include "harness/drill/scenario.h"
+
+namespace mrclab::harness {
+namespace {
+
+struct DrillArgs {
+  std::string scenario;
+  DrillOptions options;
+  std::string metrics = "127.0.0.1:9464";
+  bool json = false, quiet = false, check = false;
+};
+
+// --check: parse the scenario and plan its faults against the lab without touching anything.
+int Check(const Scenario& s, const DrillArgs& a) {
+  const std::string lab = a.options.lab.empty() ? s.lab : a.options.lab;
+  emulator::ResolvedLab plan = std::filesystem::exists(lab) ? emulator::Resolve(emulator::ParseLabFile(lab))
+                                                            : emulator::netns::LoadDeployedLab(lab);
+  const FaultPlan faults = PlanFaults(s, plan);
+  if (a.json) {
+    std::cout << nlohmann::json{{"scenario", s.name}, {"lab", plan.name}, {"faults", faults.ToJson()},
+                                {"schedule_seconds", faults.end_seconds}}.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("scenario %s is valid: lab %s, %zu transport(s), %zu fault(s) over %.1f s, %zu SLO(s)\n",
+              s.name.c_str(), plan.name.c_str(), s.transports.size(), faults.faults.size(), faults.end_seconds,
+              s.slos.size());
+  for (const auto& f : faults.faults) {
+    std::printf("  at %6.2f s  %s", f.windows.front().apply, f.description.c_str());
+    if (f.windows.front().revert != kUntilEnd)
+      std::printf("  (until %.2f s)", f.windows.back().revert);
+    else
+      std::printf("  (until the end)");
+    std::printf("\n");
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddDrillCommand(CLI::App& app, int& exit_status) {
+  static DrillArgs a;
+  auto* cmd = app.add_subcommand(
+      "drill", "Run a chaos drill: a synthetic training job over MRC (and/or RC) while faults are injected "
+               "on a schedule; verdict from the scenario's SLOs");
+  cmd->add_option("scenario", a.scenario, "Scenario file (scenarios/*.yaml)")->required();
+  cmd->add_option("--out", a.options.out_root, "Directory under which the run directory is made")
+      ->capture_default_str();
+  cmd->add_option("--lab", a.options.lab, "Use this lab instead of the scenario's: a lab file, or a deployed lab");
+  cmd->add_option("--metrics", a.metrics, "Prometheus endpoint address (HOST:PORT), or 'off'")
+      ->capture_default_str();
+  cmd->add_option("--transport", a.options.transports, "Run only this transport of the scenario (repeatable)");
+  cmd->add_flag("--keep-lab", a.options.keep_lab, "Leave a lab the drill deployed in place");
+  cmd->add_flag("--check", a.check, "Validate the scenario and show its fault plan; change nothing");
+  cmd->add_flag("--json", a.json, "Print result.json instead of the summary");
+  cmd->add_flag("-q,--quiet", a.quiet, "No progress lines on stderr");
+  cmd->footer(
+      "Example: mrclab drill scenarios/default.yaml\n"
+      "  boots the scenario's lab (or reuses it if deployed), runs baseline steps, injects the faults on\n"
+      "  schedule, runs tail steps, reverts every fault (also on Ctrl-C) and writes\n"
+      "  runs/<time>-<scenario>/{events.jsonl,steps.csv,result.json,junit.xml,frr-logs/}.\n"
+      "Exit status: 0 every SLO passed, 1 an SLO failed, 2 error, 130 interrupted.\n"
+      "Live metrics: curl -s http://127.0.0.1:9464/metrics | grep mrclab_");
+  cmd->callback([&exit_status] {
+    const Scenario s = ParseScenarioFile(a.scenario);
+    if (a.check) {
+      exit_status = Check(s, a);
+      return;
+    }
+    a.options.metrics_bind = a.metrics == "off" ? "" : a.metrics;
+    a.options.progress = !a.quiet;
+    a.options.summary = !a.json;
+    const DrillOutcome out = RunDrill(s, a.options);
+    if (a.json) std::cout << out.result.dump(2) << "\n";
+    exit_status = out.exit_status;
+  });
+}
+
+}  // namespace mrclab::harness

@@ -1,0 +1,41 @@
+// `mrclab drill`: boots (or reuses) the scenario's lab, and for each transport runs the
+// synthetic training job through baseline steps, the fault schedule and tail steps, while the
+// lab observer and live metrics run; then reverts every fault, evaluates the SLOs, writes the
+// run directory (run_recorder.h) and tears down what it deployed.
+//
+// Every fault it applies is reverted on every path out: normal end, job interruption, an error,
+// Ctrl-C (emulator::netns::Interrupted is rethrown after the cleanup). Faults left by a drill
+// that was killed outright are reverted by the next drill on the same lab, by
+// `mrclab fault revert LAB --all`, or by destroying the lab.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/drill/scenario.h"
+
+namespace mrclab::harness {
+
+struct DrillOptions {
+  std::string out_root = "runs";
+  std::string lab;  // instead of the scenario's lab: a lab file, or a deployed lab's name
+  std::string metrics_bind = "127.0.0.1:9464";  // "" = no metrics endpoint
+  bool keep_lab = false;  // leave a lab the drill deployed in place
+  bool progress = true;   // progress lines on stderr
+  bool summary = true;    // the human summary on stdout
+  std::vector<std::string> transports;  // only these transports (names); empty = all
+};
+
+struct DrillOutcome {
+  int exit_status = 0;  // 0 every SLO passed, 1 an SLO failed
+  std::string run_dir;
+  nlohmann::json result;
+};
+
+// Throws ScenarioError / std::runtime_error for errors (nothing is left applied) and
+// emulator::netns::Interrupted on Ctrl-C (after reverting and cleaning up).
+DrillOutcome RunDrill(const Scenario& scenario, const DrillOptions& options);
+
+}  // namespace mrclab::harness

@@ -1,0 +1,157 @@
+#include "harness/drill/run_recorder.h"
+
+#include <openssl/evp.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+
+namespace mrclab::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+FILE* OpenAppend(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "a");
+  if (!f) throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+  return f;
+}
+
+std::string XmlEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+void WriteAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << text;
+    if (!out) throw std::runtime_error("cannot write " + tmp);
+  }
+  fs::rename(tmp, path);
+}
+
+}  // namespace
+
+double UnixNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string Sha256Hex(const std::string& data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < length; ++i) out += {hex[digest[i] >> 4], hex[digest[i] & 15]};
+  return out;
+}
+
+RunRecorder::RunRecorder(const std::string& out_root, const std::string& scenario_name,
+                         const std::string& scenario_text) {
+  fs::create_directories(out_root);
+  const std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", std::gmtime(&now));
+  const std::string base = (fs::path(out_root) / (std::string(stamp) + "-" + scenario_name)).string();
+  dir_ = base;
+  for (int i = 2; mkdir(dir_.c_str(), 0755) != 0; ++i) {
+    if (errno != EEXIST) throw std::runtime_error("cannot create " + dir_ + ": " + std::strerror(errno));
+    dir_ = base + "-" + std::to_string(i);
+  }
+  std::ofstream(dir_ + "/scenario.yaml") << scenario_text;
+  events_ = OpenAppend(dir_ + "/events.jsonl");
+  steps_ = OpenAppend(dir_ + "/steps.csv");
+}
+
+RunRecorder::~RunRecorder() {
+  if (events_) std::fclose(events_);
+  if (steps_) std::fclose(steps_);
+}
+
+void RunRecorder::Event(nlohmann::json event) {
+  if (!event.contains("t")) event["t"] = UnixNow();
+  const std::string line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::lock_guard lock(mu_);
+  std::fputs(line.c_str(), events_);
+  std::fflush(events_);
+}
+
+void RunRecorder::Step(const std::string& transport, const RecordedStep& s) {
+  const StepRecord& r = s.record;
+  std::lock_guard lock(mu_);
+  if (!steps_header_) {
+    std::fputs("transport,step,phase,faults_active,start,end,seconds,bytes_verified,bytes_bad,retransmissions", steps_);
+    for (size_t c = 0; c < r.collectives.size(); ++c)
+      std::fprintf(steps_, ",c%zu_kind,c%zu_seconds,c%zu_busbw_gbps", c, c, c);
+    std::fputs("\n", steps_);
+    steps_header_ = true;
+  }
+  std::fprintf(steps_, "%s,%llu,%s,%d,%.6f,%.6f,%.6f,%llu,%llu,%llu", transport.c_str(),
+               static_cast<unsigned long long>(r.step), std::string(ToString(s.phase)).c_str(), s.faults_active,
+               r.start, r.end, r.seconds, static_cast<unsigned long long>(r.bytes_verified),
+               static_cast<unsigned long long>(r.bytes_bad), static_cast<unsigned long long>(r.retransmissions));
+  for (const auto& c : r.collectives)
+    std::fprintf(steps_, ",%s,%.6f,%.4f", std::string(ToString(c.kind)).c_str(), c.seconds, c.busbw_gbps);
+  std::fputs("\n", steps_);
+  std::fflush(steps_);
+}
+
+void RunRecorder::WriteResult(const nlohmann::json& result) {
+  WriteAtomically(dir_ + "/result.json", result.dump(2) + "\n");
+}
+
+void RunRecorder::WriteJunit(const std::string& scenario, const std::vector<SloResult>& slos, double seconds) {
+  int failures = 0;
+  for (const auto& s : slos) failures += !s.pass;
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  xml += "<testsuites>\n<testsuite name=\"drill." + XmlEscape(scenario) + "\" tests=\"" +
+         std::to_string(slos.size()) + "\" failures=\"" + std::to_string(failures) + "\" time=\"" +
+         std::to_string(seconds) + "\">\n";
+  for (const auto& s : slos) {
+    xml += "  <testcase classname=\"drill." + XmlEscape(scenario) + "." + XmlEscape(s.transport) + "\" name=\"" +
+           XmlEscape(s.slo) + "\">";
+    const std::string text = "value " + std::to_string(s.value) + ", max " + std::to_string(s.max) +
+                             (s.detail.empty() ? "" : ": " + s.detail);
+    if (s.pass)
+      xml += "<system-out>" + XmlEscape(text) + "</system-out>";
+    else
+      xml += "<failure message=\"" + XmlEscape(text) + "\"/>";
+    xml += "</testcase>\n";
+  }
+  xml += "</testsuite>\n</testsuites>\n";
+  WriteAtomically(dir_ + "/junit.xml", xml);
+}
+
+void RunRecorder::CopyFrrLogs(const std::string& lab_state_dir) {
+  const fs::path nodes = fs::path(lab_state_dir) / "nodes";
+  if (!fs::exists(nodes)) return;
+  for (const auto& node : fs::directory_iterator(nodes)) {
+    if (!node.is_directory()) continue;
+    for (const auto& file : fs::directory_iterator(node.path())) {
+      const std::string ext = file.path().extension().string();
+      if (ext != ".log" && ext != ".out") continue;
+      const fs::path dest = fs::path(dir_) / "frr-logs" / node.path().filename();
+      fs::create_directories(dest);
+      std::error_code ec;
+      fs::copy_file(file.path(), dest / file.path().filename(), fs::copy_options::overwrite_existing, ec);
+    }
+  }
+}
+
+}  // namespace mrclab::harness

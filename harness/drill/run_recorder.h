@@ -1,0 +1,50 @@
+// The run directory of a drill: runs/<UTC timestamp>-<scenario>/ (or under --out DIR):
+//   scenario.yaml   the scenario as given
+//   events.jsonl    one JSON object per line, in the order seen: drill phases, faults applied
+//                   and reverted, EV and QP state changes, step completions, BGP/BFD changes
+//   steps.csv       one row per training step of every transport
+//   result.json     scenario hash, seed, lab digest, versions, per-SLO results, verdict
+//   junit.xml       one test case per SLO (CI systems show drills as tests)
+//   frr-logs/       the lab's FRR logs at the end of the drill
+// Event() and Step() are thread-safe and flush each line, so a crashed drill leaves what it saw.
+#pragma once
+
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/drill/verdict.h"
+
+namespace mrclab::harness {
+
+class RunRecorder {
+ public:
+  // Creates the directory (a new one; never reuses an existing run's directory).
+  RunRecorder(const std::string& out_root, const std::string& scenario_name, const std::string& scenario_text);
+  ~RunRecorder();
+  RunRecorder(const RunRecorder&) = delete;
+  RunRecorder& operator=(const RunRecorder&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  void Event(nlohmann::json event);  // adds "t" (unix seconds) when missing
+  void Step(const std::string& transport, const RecordedStep& step);
+  void WriteResult(const nlohmann::json& result);
+  void WriteJunit(const std::string& scenario, const std::vector<SloResult>& slos, double seconds);
+  // Copies <lab state dir>/nodes/*/*.log into frr-logs/NODE/.
+  void CopyFrrLogs(const std::string& lab_state_dir);
+
+ private:
+  std::string dir_;
+  std::mutex mu_;
+  FILE* events_ = nullptr;
+  FILE* steps_ = nullptr;
+  bool steps_header_ = false;
+};
+
+double UnixNow();
+std::string Sha256Hex(const std::string& data);  // for the scenario hash and lab digest
+
+}  // namespace mrclab::harness

@@ -1,0 +1,351 @@
+#include "harness/drill/scenario.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "harness/drill/quantities.h"
+
+namespace mrclab::harness {
+
+const char* const kFaultKinds[] = {"link_down", "flap", "blackhole", "loss", "rate", "switch_down",
+                                   "plane_down", "bgp_reset", "config_change", "ev_deny",
+                                   "port_disable", nullptr};
+const char* const kSloNames[] = {"no_interruption", "step_time_p99_ratio", "step_time_max",
+                                 "bytes_lost", "recovery_time_max", nullptr};
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool In(const char* const* list, const std::string& s) {
+  for (; *list; ++list)
+    if (s == *list) return true;
+  return false;
+}
+
+std::string Join(const char* const* list) {
+  std::string out;
+  for (; *list; ++list) out += (out.empty() ? "" : ", ") + std::string(*list);
+  return out;
+}
+
+// A mapping being read: every key must be known, every value of the expected type.
+class Fields {
+ public:
+  Fields(const std::string& file, std::string path, const YAML::Node& node, std::set<std::string> known)
+      : file_(file), path_(std::move(path)), node_(node) {
+    if (!node.IsMap()) Fail(path_.empty() ? "(document)" : path_, "expected a mapping");
+    for (const auto& kv : node) {
+      const std::string key = kv.first.as<std::string>();
+      if (!known.count(key)) {
+        std::string names;
+        for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
+        Fail(Field(key), "unknown field (known: " + names + ")");
+      }
+    }
+  }
+  bool Has(const std::string& key) const { return static_cast<bool>(node_[key]); }
+  YAML::Node Node(const std::string& key) const { return node_[key]; }
+  std::string Field(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  [[noreturn]] void Fail(const std::string& field, const std::string& reason) const {
+    throw ScenarioError(file_, field, reason);
+  }
+  std::string String(const std::string& key, const std::string& fallback = {}) const {
+    if (!Has(key)) return fallback;
+    const YAML::Node n = node_[key];
+    if (!n.IsScalar()) Fail(Field(key), "expected a single value");
+    return n.as<std::string>();
+  }
+  std::string Required(const std::string& key) const {
+    if (!Has(key)) Fail(Field(key), "required");
+    return String(key);
+  }
+  // Parses a scalar with fn; its std::invalid_argument becomes an error at this field.
+  template <typename T, typename Fn>
+  T Parse(const std::string& key, T fallback, Fn fn) const {
+    if (!Has(key)) return fallback;
+    try {
+      return fn(String(key));
+    } catch (const ScenarioError&) {
+      throw;
+    } catch (const std::exception& e) {
+      Fail(Field(key), e.what());
+    }
+  }
+  long Int(const std::string& key, long fallback, long lo, long hi) const {
+    return Parse<long>(key, fallback, [&](const std::string& s) {
+      size_t used = 0;
+      long v = std::stol(s, &used);
+      if (used != s.size()) throw std::invalid_argument("'" + s + "' is not a whole number");
+      if (v < lo || v > hi)
+        throw std::invalid_argument(std::to_string(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+      return v;
+    });
+  }
+  double Seconds(const std::string& key, double fallback) const {
+    return Parse<double>(key, fallback, [](const std::string& s) { return ParseSeconds(s); });
+  }
+  std::vector<std::string> Strings(const std::string& key) const {
+    std::vector<std::string> out;
+    if (!Has(key)) return out;
+    const YAML::Node n = node_[key];
+    if (n.IsScalar()) return {n.as<std::string>()};
+    if (!n.IsSequence()) Fail(Field(key), "expected a value or a list");
+    for (const auto& item : n) {
+      if (!item.IsScalar()) Fail(Field(key), "expected a list of values");
+      out.push_back(item.as<std::string>());
+    }
+    return out;
+  }
+
+ private:
+  const std::string& file_;
+  std::string path_;
+  YAML::Node node_;
+};
+
+JobSpec ParseJob(const std::string& file, const YAML::Node& node) {
+  Fields f(file, "job", node, {"hosts", "ranks_per_host", "collectives", "compute", "step_timeout",
+                               "warmup_steps", "baseline_steps", "tail_steps", "mtu", "io_threads"});
+  JobSpec job;
+  if (f.Has("hosts")) {
+    auto hosts = f.Strings("hosts");
+    if (!(hosts.size() == 1 && hosts[0] == "all")) job.hosts = hosts;
+  }
+  job.ranks_per_host = f.Int("ranks_per_host", 1, 1, 16);
+  job.compute_seconds = f.Seconds("compute", job.compute_seconds);
+  job.step_timeout_seconds = f.Seconds("step_timeout", job.step_timeout_seconds);
+  if (job.step_timeout_seconds <= 0) f.Fail(f.Field("step_timeout"), "must be more than 0");
+  job.warmup_steps = f.Int("warmup_steps", job.warmup_steps, 0, 100000);
+  job.baseline_steps = f.Int("baseline_steps", job.baseline_steps, 3, 100000);
+  job.tail_steps = f.Int("tail_steps", job.tail_steps, 0, 100000);
+  job.mtu = f.Int("mtu", job.mtu, 256, 8192);
+  job.io_threads = f.Int("io_threads", job.io_threads, 1, 64);
+  if (!f.Has("collectives")) f.Fail(f.Field("collectives"), "required (e.g. [{kind: all_reduce, size: 1MiB}])");
+  const YAML::Node list = f.Node("collectives");
+  if (!list.IsSequence() || list.size() == 0) f.Fail(f.Field("collectives"), "expected a non-empty list");
+  for (size_t i = 0; i < list.size(); ++i) {
+    Fields c(file, "job.collectives[" + std::to_string(i) + "]", list[i], {"kind", "size"});
+    CollectiveSpec spec;
+    const std::string kind = c.Required("kind");
+    auto k = ParseCollectiveKind(kind);
+    if (!k) c.Fail(c.Field("kind"), "unknown collective '" + kind + "' (all_reduce, all_gather, reduce_scatter, all_to_all)");
+    spec.kind = *k;
+    spec.bytes = c.Parse<uint64_t>("size", spec.bytes, [](const std::string& s) { return ParseBytes(s); });
+    if (spec.bytes == 0 || spec.bytes > (1ull << 30)) c.Fail(c.Field("size"), "must be between 1 byte and 1GiB");
+    job.collectives.push_back(spec);
+  }
+  return job;
+}
+
+TransportSpec ParseTransport(const std::string& file, const std::string& path, const YAML::Node& node) {
+  TransportSpec t;
+  if (node.IsScalar()) {  // shorthand: "mrc" or "rc"
+    const std::string name = node.as<std::string>();
+    if (name != "mrc" && name != "rc") throw ScenarioError(file, path, "expected mrc, rc or a mapping");
+    t.name = name;
+    t.transport = name == "rc" ? mrc::TransportMode::kRc : mrc::TransportMode::kMrc;
+    return t;
+  }
+  Fields f(file, path, node, {"name", "transport", "ev_mode", "evs"});
+  const std::string transport = f.String("transport", "mrc");
+  if (transport != "mrc" && transport != "rc") f.Fail(f.Field("transport"), "expected mrc or rc");
+  t.transport = transport == "rc" ? mrc::TransportMode::kRc : mrc::TransportMode::kMrc;
+  t.name = f.String("name", transport);
+  const std::string mode = f.String("ev_mode", "srv6");
+  if (mode != "srv6" && mode != "udp") f.Fail(f.Field("ev_mode"), "expected srv6 or udp");
+  t.ev_mode = mode == "udp" ? mrc::EvMode::kUdp : mrc::EvMode::kSrv6;
+  t.evs = f.Int("evs", t.evs, 1, 256);
+  return t;
+}
+
+TargetSpec ParseTarget(const Fields& fault, const std::string& file) {
+  TargetSpec t;
+  if (!fault.Has("target")) fault.Fail(fault.Field("target"), "required");
+  const YAML::Node node = fault.Node("target");
+  if (node.IsScalar()) {
+    t.name = node.as<std::string>();
+    return t;
+  }
+  Fields f(file, fault.Field("target"), node, {"select", "plane", "count", "from", "to", "evs", "host"});
+  t.select = f.String("select");
+  if (f.Has("plane")) t.plane = f.Int("plane", 0, 0, 14);
+  t.count = f.Int("count", 1, 1, 1000);
+  t.from = f.String("from");
+  t.to = f.String("to");
+  t.host = f.String("host");
+  for (const auto& s : f.Strings("evs")) {
+    try {
+      t.evs.push_back(std::stoi(s));
+    } catch (const std::exception&) {
+      f.Fail(f.Field("evs"), "'" + s + "' is not an EV number");
+    }
+  }
+  static const std::set<std::string> selectors = {"leaf_spine_link", "host_link", "spine", "leaf", "switch", "plane"};
+  if (!t.select.empty() && !selectors.count(t.select))
+    f.Fail(f.Field("select"), "unknown selector '" + t.select + "' (leaf_spine_link, host_link, spine, leaf, switch, plane)");
+  return t;
+}
+
+FaultSpec ParseFault(const std::string& file, size_t index, const YAML::Node& node) {
+  FaultSpec s;
+  s.field = "faults[" + std::to_string(index) + "]";
+  Fields f(file, s.field, node, {"at", "kind", "target", "duration", "count", "down", "up", "random",
+                                 "direction", "rate", "mode", "config", "revert_config"});
+  s.kind = f.Required("kind");
+  if (!In(kFaultKinds, s.kind)) f.Fail(f.Field("kind"), "unknown fault kind '" + s.kind + "' (" + Join(kFaultKinds) + ")");
+  if (!f.Has("at")) f.Fail(f.Field("at"), "required (seconds after the baseline steps, e.g. 5s)");
+  s.at = f.Seconds("at", 0);
+  s.target = ParseTarget(f, file);
+  if (f.Has("duration")) {
+    s.duration = f.Seconds("duration", 0);
+    if (*s.duration <= 0) f.Fail(f.Field("duration"), "must be more than 0");
+  }
+  auto only = [&](const std::string& key, std::initializer_list<const char*> kinds) {
+    if (!f.Has(key)) return;
+    for (const char* k : kinds)
+      if (s.kind == k) return;
+    f.Fail(f.Field(key), "does not apply to " + s.kind);
+  };
+  only("count", {"flap"});
+  only("down", {"flap"});
+  only("up", {"flap"});
+  only("random", {"flap"});
+  only("direction", {"blackhole", "loss"});
+  only("mode", {"bgp_reset"});
+  only("config", {"config_change"});
+  only("revert_config", {"config_change"});
+  if (s.kind == "flap") {
+    s.count = f.Int("count", 3, 1, 10000);
+    s.down_seconds = f.Seconds("down", s.down_seconds);
+    s.up_seconds = f.Seconds("up", s.up_seconds);
+    if (s.down_seconds <= 0 || s.up_seconds <= 0) f.Fail(s.field, "down and up must be more than 0");
+    const std::string random = f.String("random", "false");
+    if (random != "true" && random != "false") f.Fail(f.Field("random"), "expected true or false");
+    s.random = random == "true";
+    if (s.duration) f.Fail(f.Field("duration"), "a flap lasts count x (down + up); use count");
+  }
+  s.direction = f.String("direction", "both");
+  if (s.direction != "both" && s.direction != "a-b" && s.direction != "b-a")
+    f.Fail(f.Field("direction"), "expected both, a-b or b-a");
+  if (s.kind == "loss") {
+    if (!f.Has("rate")) f.Fail(f.Field("rate"), "required for loss (e.g. 2%)");
+    s.loss_rate = f.Parse<double>("rate", 0, [](const std::string& t) { return ParseFraction(t); });
+    if (s.loss_rate <= 0) f.Fail(f.Field("rate"), "must be more than 0");
+  } else if (s.kind == "rate") {
+    if (!f.Has("rate")) f.Fail(f.Field("rate"), "required for rate (e.g. 100Mbit)");
+    s.rate_bps = f.Parse<uint64_t>("rate", 0, [](const std::string& t) { return emulator::ParseRate(t); });
+  } else if (f.Has("rate")) {
+    f.Fail(f.Field("rate"), "does not apply to " + s.kind);
+  }
+  s.bgp_mode = f.String("mode", "clear");
+  if (s.bgp_mode != "clear" && s.bgp_mode != "restart") f.Fail(f.Field("mode"), "expected clear or restart");
+  s.config = f.Strings("config");
+  s.revert_config = f.Strings("revert_config");
+  if (s.kind == "config_change" && s.config.empty()) f.Fail(f.Field("config"), "required: FRR configuration lines");
+  const TargetSpec& t = s.target;
+  if (s.kind == "ev_deny" && (t.from.empty() || t.to.empty()))
+    f.Fail(f.Field("target"), "ev_deny needs {from: HOST, to: HOST, evs: [..]}");
+  if (s.kind == "port_disable" && (t.host.empty() || !t.plane))
+    f.Fail(f.Field("target"), "port_disable needs {host: HOST, plane: N}");
+  return s;
+}
+
+SloSpec ParseSlo(const std::string& file, size_t index, const YAML::Node& node) {
+  SloSpec s;
+  s.field = "slos[" + std::to_string(index) + "]";
+  Fields f(file, s.field, node, {"slo", "max", "transport"});
+  s.slo = f.Required("slo");
+  if (!In(kSloNames, s.slo)) f.Fail(f.Field("slo"), "unknown SLO '" + s.slo + "' (" + Join(kSloNames) + ")");
+  if (s.slo != "no_interruption") {
+    if (!f.Has("max")) f.Fail(f.Field("max"), "required for " + s.slo);
+    s.max = f.Parse<double>("max", 0, [&](const std::string& t) {
+      return s.slo == "step_time_max" || s.slo == "recovery_time_max" ? ParseSeconds(t) : std::stod(t);
+    });
+  } else if (f.Has("max")) {
+    f.Fail(f.Field("max"), "no_interruption takes no max");
+  }
+  s.transport = f.String("transport");
+  return s;
+}
+
+std::string ResolveLab(const std::string& value, const std::string& base_dir) {
+  const bool path_like = value.find('/') != std::string::npos || value.ends_with(".yaml") || value.ends_with(".yml");
+  if (path_like) {
+    fs::path p(value);
+    if (p.is_relative() && !fs::exists(p)) p = fs::path(base_dir) / p;
+    return p.string();  // existence is checked where the lab is loaded, with the file named
+  }
+  const fs::path shipped = fs::path(base_dir) / ".." / "labs" / (value + ".yaml");
+  if (fs::exists(shipped)) return fs::weakly_canonical(shipped).string();
+  return value;  // a deployed lab's name
+}
+
+}  // namespace
+
+Scenario ParseScenarioText(const std::string& text, const std::string& source, const std::string& base_dir) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw ScenarioError(source, e.mark.is_null() ? "(document)" : "line " + std::to_string(e.mark.line + 1),
+                        "YAML syntax error: " + e.msg);
+  }
+  Fields f(source, "", root, {"name", "description", "lab", "seed", "job", "transports", "faults", "slos", "max_duration"});
+  Scenario s;
+  s.file = source;
+  s.text = text;
+  s.name = f.Required("name");
+  s.description = f.String("description");
+  s.lab = ResolveLab(f.Required("lab"), base_dir);
+  s.seed = f.Int("seed", 1, 0, 1L << 40);
+  if (!f.Has("job")) f.Fail("job", "required");
+  s.job = ParseJob(source, f.Node("job"));
+  s.max_duration_seconds = f.Seconds("max_duration", s.max_duration_seconds);
+  if (!f.Has("transports")) {
+    s.transports.push_back(ParseTransport(source, "transports", YAML::Node("mrc")));
+  } else {
+    const YAML::Node list = f.Node("transports");
+    if (!list.IsSequence() || list.size() == 0) f.Fail("transports", "expected a non-empty list");
+    std::set<std::string> names;
+    for (size_t i = 0; i < list.size(); ++i) {
+      s.transports.push_back(ParseTransport(source, "transports[" + std::to_string(i) + "]", list[i]));
+      if (!names.insert(s.transports.back().name).second)
+        f.Fail("transports[" + std::to_string(i) + "].name", "duplicate name '" + s.transports.back().name + "'");
+    }
+  }
+  if (f.Has("faults")) {
+    const YAML::Node list = f.Node("faults");
+    if (!list.IsSequence()) f.Fail("faults", "expected a list");
+    for (size_t i = 0; i < list.size(); ++i) s.faults.push_back(ParseFault(source, i, list[i]));
+  }
+  if (f.Has("slos")) {
+    const YAML::Node list = f.Node("slos");
+    if (!list.IsSequence()) f.Fail("slos", "expected a list");
+    for (size_t i = 0; i < list.size(); ++i) {
+      s.slos.push_back(ParseSlo(source, i, list[i]));
+      const std::string& t = s.slos.back().transport;
+      if (!t.empty() && std::none_of(s.transports.begin(), s.transports.end(),
+                                     [&](const TransportSpec& x) { return x.name == t; }))
+        f.Fail(s.slos.back().field + ".transport", "no transport named '" + t + "'");
+    }
+  }
+  return s;
+}
+
+Scenario ParseScenarioFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ScenarioError(path, "(file)", "cannot be read");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string dir = fs::path(path).parent_path().string();
+  return ParseScenarioText(text.str(), path, dir.empty() ? "." : dir);
+}
+
+}  // namespace mrclab::harness

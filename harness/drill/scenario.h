@@ -1,0 +1,96 @@
+// Scenario files (scenarios/*.yaml): a lab, a synthetic training job, the transports to run it
+// over, a fault schedule and the SLOs that decide the verdict. See scenarios/README.md for the
+// format. Parsing validates everything that does not need the lab; fault targets are resolved
+// against the lab by fault_plan.h. Errors name the file, the field and the reason.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "emulator/lab_spec.h"
+#include "harness/job/training_job.h"
+
+namespace mrclab::harness {
+
+using ScenarioError = emulator::LabError;  // file: field: reason
+
+struct TransportSpec {
+  std::string name;  // label in results ("mrc", "rc", ...)
+  mrc::TransportMode transport = mrc::TransportMode::kMrc;
+  mrc::EvMode ev_mode = mrc::EvMode::kSrv6;
+  int evs = 32;
+};
+
+struct JobSpec {
+  std::vector<std::string> hosts;  // empty: every host of the lab
+  int ranks_per_host = 1;
+  std::vector<CollectiveSpec> collectives;
+  double compute_seconds = 0.05;
+  double step_timeout_seconds = 5;
+  int warmup_steps = 3;     // first steps, not measured (windows and caches warm up)
+  int baseline_steps = 10;  // then fault-free steps whose p50 is the baseline; the schedule starts after them (t = 0)
+  int tail_steps = 10;      // steps after the last fault was reverted
+  uint32_t mtu = 1024;
+  int io_threads = 2;
+};
+
+// A fault target as written: a plain name ("p0-leaf0:spine0", "p0-spine1", "1") or a selector
+// ({select: leaf_spine_link|spine|leaf|switch|plane, plane: N, count: K}).
+struct TargetSpec {
+  std::string name;            // plain form
+  std::string select;          // selector form
+  std::optional<int> plane;
+  int count = 1;
+  // Controller faults: ev_deny {from, to, evs}, port_disable {host, plane}.
+  std::string from, to, host;
+  std::vector<int> evs;
+};
+
+struct FaultSpec {
+  std::string field;  // "faults[2]", for messages
+  double at = 0;      // seconds after the baseline steps
+  std::string kind;   // link_down flap blackhole loss rate switch_down plane_down bgp_reset
+                      // config_change ev_deny port_disable
+  TargetSpec target;
+  std::optional<double> duration;  // none: until the end of the schedule
+  int count = 1;                   // flap
+  double down_seconds = 0.2, up_seconds = 0.8;
+  bool random = false;             // flap: times drawn from 0.5x..1.5x with the drill's seed
+  std::string direction = "both";  // blackhole, loss: both | a-b | b-a
+  double loss_rate = 0;            // loss
+  uint64_t rate_bps = 0;           // rate
+  std::string bgp_mode = "clear";  // bgp_reset
+  std::vector<std::string> config, revert_config;  // config_change
+};
+
+struct SloSpec {
+  std::string field;
+  std::string slo;  // no_interruption | step_time_p99_ratio | step_time_max | bytes_lost | recovery_time_max
+  double max = 0;
+  std::string transport;  // "": every transport
+};
+
+struct Scenario {
+  std::string file, name, description;
+  std::string lab;   // lab file path (resolved) or a deployed lab's name
+  uint64_t seed = 1;
+  JobSpec job;
+  std::vector<TransportSpec> transports;
+  std::vector<FaultSpec> faults;
+  std::vector<SloSpec> slos;
+  double max_duration_seconds = 600;  // per transport
+  std::string text;  // as read, for the run directory and its hash
+};
+
+Scenario ParseScenarioFile(const std::string& path);
+// `source` names the text in errors; relative lab paths resolve against `base_dir`.
+Scenario ParseScenarioText(const std::string& text, const std::string& source, const std::string& base_dir);
+
+extern const char* const kFaultKinds[];  // every kind, for messages and --help
+extern const char* const kSloNames[];
+
+}  // namespace mrclab::harness

@@ -1,0 +1,131 @@
+// Scenario parsing and fault planning: every error names the file, the field and the reason;
+// targets and selectors resolve against a real lab plan (no kernel needed).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "emulator/clos_generator.h"
+#include "emulator/lab_spec.h"
+#include "harness/drill/fault_plan.h"
+#include "harness/drill/quantities.h"
+#include "harness/drill/scenario.h"
+
+namespace mrclab::harness {
+namespace {
+
+const char* kBase = R"(
+name: t
+lab: some-lab
+job:
+  collectives: [{kind: all_reduce, size: 1MiB}]
+)";
+
+Scenario Parse(const std::string& extra) { return ParseScenarioText(kBase + extra, "s.yaml", "."); }
+
+std::string ErrorOf(const std::string& text) {
+  try {
+    ParseScenarioText(text, "s.yaml", ".");
+  } catch (const ScenarioError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+emulator::ResolvedLab Clos2() {
+  return emulator::Resolve(emulator::ParseLabText(
+      "name: x\nclos: {planes: 2, spines_per_plane: 2, leaves_per_plane: 4, hosts: 8, hosts_per_leaf: 2}\n", "x.yaml"));
+}
+
+TEST(Quantities, ParseWithUnitsAndRefuseNonsense) {
+  EXPECT_EQ(ParseBytes("1MiB"), 1048576u);
+  EXPECT_EQ(ParseBytes("4096"), 4096u);
+  EXPECT_EQ(ParseBytes("2KB"), 2000u);
+  EXPECT_DOUBLE_EQ(ParseSeconds("50ms"), 0.05);
+  EXPECT_DOUBLE_EQ(ParseSeconds("1.5m"), 90);
+  EXPECT_DOUBLE_EQ(ParseFraction("2%"), 0.02);
+  EXPECT_THROW(ParseBytes("1 parsec"), std::invalid_argument);
+  EXPECT_THROW(ParseSeconds("-1s"), std::invalid_argument);
+  EXPECT_THROW(ParseFraction("150%"), std::invalid_argument);
+  EXPECT_EQ(FormatBytes(1048576), "1MiB");
+}
+
+TEST(Scenario, DefaultsAndShorthands) {
+  Scenario s = Parse("transports: [mrc, rc]\n");
+  ASSERT_EQ(s.transports.size(), 2u);
+  EXPECT_EQ(s.transports[1].transport, mrc::TransportMode::kRc);
+  EXPECT_EQ(s.job.baseline_steps, 10);
+  EXPECT_EQ(s.job.collectives[0].bytes, 1048576u);
+  EXPECT_EQ(s.lab, "some-lab");  // not a file: a deployed lab's name
+}
+
+TEST(Scenario, ErrorsNameFileFieldAndReason) {
+  EXPECT_EQ(ErrorOf(std::string(kBase) + "bogus: 1\n").rfind("s.yaml: bogus: unknown field", 0), 0u) << ErrorOf(std::string(kBase) + "bogus: 1\n");
+  EXPECT_NE(ErrorOf("name: t\nlab: x\n").find("s.yaml: job: required"), std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kBase) + "faults: [{at: 1s, kind: meteor, target: x}]\n")
+                .find("faults[0].kind: unknown fault kind 'meteor'"), std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kBase) + "faults: [{at: 1s, kind: loss, target: x}]\n")
+                .find("faults[0].rate: required"), std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kBase) + "faults: [{at: 1s, kind: link_down, target: x, count: 3}]\n")
+                .find("faults[0].count: does not apply to link_down"), std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kBase) + "faults: [{at: soon, kind: link_down, target: x}]\n")
+                .find("faults[0].at: 'soon' is not a number"), std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kBase) + "slos: [{slo: step_time_p99_ratio}]\n").find("slos[0].max: required"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kBase) + "slos: [{slo: no_interruption, transport: rc}]\n")
+                .find("slos[0].transport: no transport named 'rc'"), std::string::npos);
+  EXPECT_NE(ErrorOf("name: [\n").find("s.yaml: line"), std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kBase) + "transports: [{transport: tcp}]\n").find("transports[0].transport"),
+            std::string::npos);
+}
+
+TEST(FaultPlan, NamedTargetsAndFlapWindows) {
+  Scenario s = Parse(
+      "faults:\n"
+      "  - {at: 1s, kind: flap, target: p0-leaf0:spine0, count: 3, down: 200ms, up: 800ms}\n"
+      "  - {at: 2s, kind: switch_down, target: p1-spine1, duration: 4s}\n"
+      "  - {at: 3s, kind: plane_down, target: '1'}\n");
+  FaultPlan plan = PlanFaults(s, Clos2());
+  ASSERT_EQ(plan.faults.size(), 3u);
+  ASSERT_EQ(plan.faults[0].windows.size(), 3u);
+  EXPECT_DOUBLE_EQ(plan.faults[0].windows[1].apply, 2.0);
+  EXPECT_DOUBLE_EQ(plan.faults[0].windows[1].revert, 2.2);
+  EXPECT_EQ(plan.faults[0].actions[0].kind, emulator::netns::FaultKind::kLinkDown);
+  EXPECT_EQ(plan.faults[1].actions[0].node, "p1-spine1");
+  EXPECT_EQ(plan.faults[2].windows[0].revert, kUntilEnd);
+  EXPECT_DOUBLE_EQ(plan.end_seconds, 6.0);
+}
+
+TEST(FaultPlan, SelectorsAreSeededAndRespectPlaneAndCount) {
+  Scenario s = Parse("seed: 4\nfaults:\n  - {at: 1s, kind: blackhole, target: {select: leaf_spine_link, plane: 1, count: 2}}\n");
+  const auto lab = Clos2();
+  FaultPlan a = PlanFaults(s, lab), b = PlanFaults(s, lab);
+  ASSERT_EQ(a.faults[0].actions.size(), 2u);
+  EXPECT_EQ(a.faults[0].actions[0].link, b.faults[0].actions[0].link);
+  EXPECT_NE(a.faults[0].actions[0].link, a.faults[0].actions[1].link);
+  for (const auto& act : a.faults[0].actions) {
+    EXPECT_EQ(lab.links[act.link].plane, 1);
+    EXPECT_TRUE(lab.links[act.link].fabric);
+  }
+}
+
+TEST(FaultPlan, BadTargetsNameTheField) {
+  auto error = [](const std::string& fault) {
+    try {
+      PlanFaults(Parse("faults:\n  - " + fault + "\n"), Clos2());
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("{at: 1s, kind: link_down, target: p9-leaf0:spine0}").find("faults[0].target"), std::string::npos);
+  EXPECT_NE(error("{at: 1s, kind: switch_down, target: host0}").find("is a host"), std::string::npos);
+  EXPECT_NE(error("{at: 1s, kind: plane_down, target: '7'}").find("not a plane"), std::string::npos);
+  EXPECT_NE(error("{at: 1s, kind: link_down, target: {select: spine}}").find("target.select"), std::string::npos);
+  EXPECT_NE(error("{at: 1s, kind: blackhole, target: {select: leaf_spine_link, count: 99}}").find("only 16"),
+            std::string::npos);
+  EXPECT_NE(error("{at: 1s, kind: ev_deny, target: {from: host0, to: host77, evs: [1]}}").find("target.to"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace mrclab::harness

@@ -1,0 +1,271 @@
+#include "harness/drill/transport_run.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "emulator/netns/faults.h"
+#include "emulator/netns/interrupt.h"
+#include "harness/telemetry/metrics_exporter.h"
+
+namespace mrclab::harness {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace nx = emulator::netns;
+
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+// Polls `done` every 20 ms until it is true (returns true) or `deadline` passes (false).
+// Ctrl-C throws Interrupted.
+bool PollUntil(Clock::time_point deadline, const std::function<bool()>& done) {
+  for (;;) {
+    nx::ThrowIfInterrupted();
+    if (done()) return true;
+    if (Clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::min<Clock::duration>(std::chrono::milliseconds(20), deadline - Clock::now()));
+  }
+}
+
+Clock::time_point After(double seconds) {
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+struct TimedAction {
+  double at = 0;
+  bool apply = true;
+  size_t fault = 0, window = 0;
+};
+
+// Applies and reverts the planned faults of one transport run; the destructor reverts whatever
+// is still applied.
+class FaultExecutor {
+ public:
+  FaultExecutor(const TransportRunContext& ctx, TrainingJob& job, TransportRun& run)
+      : ctx_(ctx), job_(job), run_(run), injector_(ctx.lab) {}
+  ~FaultExecutor() {
+    try {
+      RevertAll();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "mrclab: drill: reverting faults: %s\n", e.what());
+    }
+  }
+
+  int active() const { return active_count_.load(); }
+
+  void Apply(size_t f, size_t w) {
+    const PlannedFault& pf = ctx_.plan.faults[f];
+    if (held_.count(f)) return;
+    std::vector<int> ids;
+    try {
+      for (const auto& action : pf.actions) ids.push_back(injector_.Apply(action));
+    } catch (...) {
+      for (int id : ids) injector_.Revert(id);
+      throw;
+    }
+    if (pf.ev_deny)
+      for (int ev : pf.ev_deny->evs) job_.SetEvDenied(pf.ev_deny->from, pf.ev_deny->to, ev, true);
+    if (pf.port_disable) job_.SetPortEnabled(pf.port_disable->host, pf.port_disable->plane, false);
+    held_[f] = ids;
+    run_.faults[f].windows.push_back({UnixNow(), 0});
+    Changed(pf, w, "fault_applied");
+    if (ctx_.metrics) ctx_.metrics->FaultApplied(pf.kind);
+  }
+
+  void Revert(size_t f, size_t w) {
+    auto it = held_.find(f);
+    if (it == held_.end()) return;
+    const PlannedFault& pf = ctx_.plan.faults[f];
+    for (auto id = it->second.rbegin(); id != it->second.rend(); ++id) injector_.Revert(*id);
+    if (pf.ev_deny)
+      for (int ev : pf.ev_deny->evs) job_.SetEvDenied(pf.ev_deny->from, pf.ev_deny->to, ev, false);
+    if (pf.port_disable) job_.SetPortEnabled(pf.port_disable->host, pf.port_disable->plane, true);
+    held_.erase(it);
+    run_.faults[f].windows.back().second = UnixNow();
+    Changed(pf, w, "fault_reverted");
+  }
+
+  void RevertAll() {
+    while (!held_.empty()) Revert(held_.rbegin()->first, 0);
+  }
+
+ private:
+  void Changed(const PlannedFault& pf, size_t window, const char* type) {
+    active_count_.store(static_cast<int>(held_.size()));
+    ctx_.recorder.Event({{"type", type}, {"job", run_.transport.name}, {"fault", pf.index}, {"kind", pf.kind},
+                         {"window", window}, {"description", pf.description}});
+    if (ctx_.metrics) ctx_.metrics->FaultsActive(active_count_.load());
+    if (ctx_.progress)
+      std::fprintf(stderr, "  %s %s\n", std::string(type) == "fault_applied" ? "+" : "-", pf.description.c_str());
+  }
+
+  const TransportRunContext& ctx_;
+  TrainingJob& job_;
+  TransportRun& run_;
+  nx::FaultInjector injector_;
+  std::map<size_t, std::vector<int>> held_;  // fault -> injector ids, while applied
+  std::atomic<int> active_count_{0};
+};
+
+JobConfig MakeJobConfig(const Scenario& s, const emulator::ResolvedLab& lab, const TransportSpec& t) {
+  JobConfig c;
+  c.label = t.name;
+  c.hosts = s.job.hosts;
+  if (c.hosts.empty())
+    for (const auto* h : lab.Hosts()) c.hosts.push_back(h->name);
+  c.ranks_per_host = s.job.ranks_per_host;
+  c.transport = t.transport;
+  c.ev_mode = t.ev_mode;
+  c.evs_per_qp = t.evs;
+  c.collectives = s.job.collectives;
+  c.compute_seconds = s.job.compute_seconds;
+  c.step_timeout_seconds = s.job.step_timeout_seconds;
+  c.mtu = s.job.mtu;
+  c.seed = s.seed;
+  c.io_threads = s.job.io_threads;
+  return c;
+}
+
+}  // namespace
+
+TransportRun RunTransport(const TransportRunContext& ctx, const TransportSpec& transport) {
+  const Scenario& s = ctx.scenario;
+  TransportRun run;
+  run.transport = transport;
+  for (const auto& pf : ctx.plan.faults) run.faults.push_back({pf.index, pf.kind, pf.description, {}, {}, {}});
+  DrillMetrics* metrics = ctx.metrics;
+  const std::string& name = transport.name;
+
+  const uint64_t warmup = s.job.warmup_steps, before_faults = warmup + s.job.baseline_steps;
+  std::mutex steps_mu;
+  std::atomic<bool> tail{false};
+  std::atomic<int> faults_active{0};
+  auto on_event = [&](const nlohmann::json& e) { ctx.recorder.Event(e); };
+  auto on_step = [&](const StepRecord& r) {
+    RecordedStep step{r, r.step < warmup ? StepPhase::kWarmup : r.step < before_faults ? StepPhase::kBaseline
+                         : tail.load() ? StepPhase::kTail : StepPhase::kFaults,
+                      faults_active.load()};
+    {
+      std::lock_guard lock(steps_mu);
+      run.steps.push_back(step);
+    }
+    ctx.recorder.Step(name, step);
+    ctx.recorder.Event({{"type", "step"}, {"job", name}, {"step", r.step}, {"seconds", r.seconds},
+                        {"phase", ToString(step.phase)}, {"bytes_verified", r.bytes_verified},
+                        {"bytes_bad", r.bytes_bad}, {"retransmissions", r.retransmissions}});
+    if (metrics) {
+      metrics->ObserveStep(name, r.seconds);
+      metrics->StepsCompleted(name, r.step + 1);
+    }
+    if (ctx.progress && r.step % 10 == 0)
+      std::fprintf(stderr, "  %s step %llu (%s) %.3f s%s\n", name.c_str(), static_cast<unsigned long long>(r.step),
+                   std::string(ToString(step.phase)).c_str(), r.seconds,
+                   step.faults_active ? (", " + std::to_string(step.faults_active) + " fault(s) active").c_str() : "");
+  };
+
+  TrainingJob job(ctx.lab, MakeJobConfig(s, ctx.lab, transport), on_event, on_step);
+  const double cpu0 = CpuSeconds();
+  const double job_timeout = s.job.step_timeout_seconds + 5;
+
+  // Live EV metrics while the job runs.
+  std::atomic<bool> sampling{true};
+  std::thread sampler;
+  if (metrics)
+    sampler = std::thread([&] {
+      while (sampling.load()) {
+        try {
+          for (const EvSnapshot& ev : job.SnapshotEvs()) {
+            metrics->EvState(name, ev.qp, ev.ev, ev.plane, ev.state);
+            metrics->EvPackets(name, ev.qp, ev.ev, ev.tx_data, ev.tx_retransmits);
+          }
+          std::lock_guard lock(steps_mu);
+          uint64_t total = 0;
+          for (const auto& st : run.steps) total += st.record.retransmissions;
+          metrics->Retransmissions(name, total);
+        } catch (const std::exception&) {
+          // The job is ending; its endpoints no longer answer.
+        }
+        for (int i = 0; i < 10 && sampling.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
+  struct StopSampler {
+    std::atomic<bool>& flag;
+    std::thread& t;
+    ~StopSampler() {
+      flag.store(false);
+      if (t.joinable()) t.join();
+    }
+  } stop_sampler{sampling, sampler};
+
+  ctx.recorder.Event({{"type", "job_state"}, {"job", name}, {"state", "running"}, {"ranks", job.ranks()}});
+  if (metrics) metrics->JobState(name, "running");
+  if (ctx.progress)
+    std::fprintf(stderr, "%s: %d ranks, %s over %s EVs (%d per QP)\n", name.c_str(), job.ranks(),
+                 std::string(mrc::ToString(transport.transport)).c_str(),
+                 transport.ev_mode == mrc::EvMode::kSrv6 ? "srv6" : "udp", transport.evs);
+  {
+    FaultExecutor faults(ctx, job, run);
+    job.Start();
+    auto running = [&] { return job.state() == JobState::kRunning; };
+    const auto drill_deadline = After(s.max_duration_seconds);
+
+    // Baseline.
+    PollUntil(After(before_faults * job_timeout), [&] { return job.steps_done() >= before_faults || !running(); });
+    // Fault schedule, on time.
+    if (running()) {
+      std::vector<TimedAction> timeline;
+      for (size_t f = 0; f < ctx.plan.faults.size(); ++f)
+        for (size_t w = 0; w < ctx.plan.faults[f].windows.size(); ++w) {
+          const Window& win = ctx.plan.faults[f].windows[w];
+          timeline.push_back({win.apply, true, f, w});
+          if (win.revert != kUntilEnd) timeline.push_back({win.revert, false, f, w});
+        }
+      std::stable_sort(timeline.begin(), timeline.end(), [](const TimedAction& a, const TimedAction& b) {
+        return a.at < b.at || (a.at == b.at && !a.apply && b.apply);
+      });
+      const auto t0 = Clock::now();
+      ctx.recorder.Event({{"type", "drill"}, {"job", name}, {"phase", "faults"}});
+      for (const TimedAction& a : timeline) {
+        const auto when = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.at));
+        PollUntil(std::min(when, drill_deadline), [&] { return !running(); });
+        if (!running() || Clock::now() >= drill_deadline) break;
+        if (a.apply) faults.Apply(a.fault, a.window);
+        else faults.Revert(a.fault, a.window);
+        faults_active.store(faults.active());
+      }
+      // Tail steps, with the faults that last until the end still applied.
+      tail.store(true);
+      ctx.recorder.Event({{"type", "drill"}, {"job", name}, {"phase", "tail"}});
+      const uint64_t target = job.steps_done() + s.job.tail_steps;
+      PollUntil(std::min(After(s.job.tail_steps * job_timeout), drill_deadline),
+                [&] { return job.steps_done() >= target || !running(); });
+      if (Clock::now() >= drill_deadline)
+        ctx.recorder.Event({{"type", "drill"}, {"job", name}, {"phase", "max_duration reached"}});
+    }
+    faults.RevertAll();
+    faults_active.store(0);
+    job.RequestStop();
+    // The stop takes effect after the current step; an interrupted or hung job ends on its own
+    // watchdog within step_timeout.
+    PollUntil(After(job_timeout + 5), [&] { return !running(); });
+    run.job = job.Wait();
+  }
+  run.cpu_seconds = CpuSeconds() - cpu0;
+  ctx.recorder.Event({{"type", "job_state"}, {"job", name}, {"state", ToString(run.job.state)},
+                      {"reason", run.job.reason}, {"steps", run.job.steps}});
+  if (metrics) metrics->JobState(name, std::string(ToString(run.job.state)));
+  return run;
+}
+
+}  // namespace mrclab::harness

@@ -1,0 +1,70 @@
+// What a drill measured for one transport, and the verdict: step-time statistics (baseline =
+// the fault-free steps before the schedule), per-fault recovery (time from the fault to the
+// first step that ends within the step-time bound), and the scenario's SLOs evaluated on them.
+// Pure, so the SLO rules are unit-tested without a lab.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "harness/drill/scenario.h"
+#include "harness/job/training_job.h"
+
+namespace mrclab::harness {
+
+enum class StepPhase { kWarmup, kBaseline, kFaults, kTail };  // warmup steps are not measured
+std::string_view ToString(StepPhase p);
+
+struct RecordedStep {
+  StepRecord record;
+  StepPhase phase = StepPhase::kBaseline;
+  int faults_active = 0;
+};
+
+struct FaultRecord {
+  int index = 0;
+  std::string kind, description;
+  std::vector<std::pair<double, double>> windows;  // applied, reverted (unix s; 0 = never)
+  std::optional<double> recovery_seconds;           // worst window; none if no step recovered
+  std::string error;                                // when applying failed
+};
+
+struct TransportRun {
+  TransportSpec transport;
+  JobResult job;
+  std::vector<RecordedStep> steps;
+  std::vector<FaultRecord> faults;
+  double cpu_seconds = 0;
+};
+
+struct StepStats {
+  double baseline_p50 = 0, p50 = 0, p99 = 0, max = 0;  // p50/p99/max: steps after the baseline
+  size_t steps = 0;
+};
+StepStats ComputeStepStats(const std::vector<RecordedStep>& steps);
+
+// Bound for "a step within the SLO": step_time_p99_ratio's max for this transport (else 1.2)
+// times the baseline p50.
+double StepTimeBound(const std::vector<SloSpec>& slos, const std::string& transport, const StepStats& stats);
+
+// Fills FaultRecord::recovery_seconds from the steps.
+void ComputeRecovery(TransportRun& run, double bound_seconds);
+
+struct SloResult {
+  std::string slo, transport, field;
+  double max = 0, value = 0;
+  bool pass = false;
+  std::string detail;
+};
+std::vector<SloResult> EvaluateSlos(const std::vector<SloSpec>& slos, const std::vector<TransportRun>& runs);
+
+// "Rode through", independent of the scenario's SLOs: the job was never interrupted and lost
+// no bytes, as a training job sees it. Reported for every transport so MRC and RC compare.
+bool RodeThrough(const TransportRun& run);
+
+double Percentile(std::vector<double> values, double q);
+
+}  // namespace mrclab::harness

@@ -1,0 +1,62 @@
+// Collective algorithms as data: for N ranks, what every rank sends and receives in each phase
+// of a step. Pure (no I/O), so the algorithms are unit-tested by running them in memory.
+//
+// Buffer model (per collective, per rank): `chunks` = N equal chunks of the collective's size.
+//   all_reduce      ring: N-1 reduce-scatter phases then N-1 all-gather phases; rank r sends
+//                   one chunk to r+1 per phase and receives one from r-1
+//   reduce_scatter  the first half of the ring; afterwards rank r owns chunk (r+1) mod N, reduced
+//   all_gather      the second half; rank r starts with chunk r and ends with every chunk
+//   all_to_all      one phase: rank r sends its chunk d to rank d, which stores it as chunk r of
+//                   a separate output buffer
+// Receives land in a per-step slot at the receiver (slot numbers are unique per receiving rank
+// across all collectives of a step); a send names the receiver's slot.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mrclab::harness {
+
+enum class CollectiveKind { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
+std::string_view ToString(CollectiveKind k);
+std::optional<CollectiveKind> ParseCollectiveKind(std::string_view text);
+// nccl-tests' bus bandwidth factor: busbw = algbw * factor.
+double BusBandwidthFactor(CollectiveKind k, int ranks);
+
+struct SendOp {
+  int peer = 0;         // receiving rank
+  int chunk = 0;        // our chunk to send
+  int remote_slot = 0;  // the receiver's landing slot
+};
+
+struct RecvOp {
+  int peer = 0;      // sending rank
+  int chunk = 0;     // chunk it becomes in our buffer (output buffer for all_to_all)
+  bool reduce = false;  // add (uint32 words, mod 2^32) instead of copy
+  int slot = 0;      // our landing slot
+};
+
+struct Phase {
+  std::vector<SendOp> sends;
+  std::vector<RecvOp> recvs;
+};
+
+struct CollectivePlan {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  std::vector<Phase> phases;
+};
+
+// plans[rank][collective]; slots are numbered per receiving rank from 0 in collective order.
+struct StepPlan {
+  int ranks = 0;
+  std::vector<std::vector<CollectivePlan>> plans;
+  std::vector<int> slots;  // landing slots per rank
+};
+
+// Throws std::invalid_argument for fewer than 2 ranks.
+StepPlan BuildStepPlan(const std::vector<CollectiveKind>& collectives, int ranks);
+
+}  // namespace mrclab::harness

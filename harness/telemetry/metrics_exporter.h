@@ -1,0 +1,66 @@
+// DrillMetrics: the live metrics of a drill, served in the Prometheus text format by an HTTP
+// endpoint of its own (prometheus-cpp's Exposer, at MetricsOptions::bind, path /metrics).
+// Metrics, with their labels:
+//   mrclab_step_seconds{transport}                       histogram, buckets 10 ms .. 60 s
+//   mrclab_steps_completed_total{transport}              counter
+//   mrclab_job_state{transport,state}                    gauge, 1 for the current state, 0 for
+//                                                        the others (idle, running, completed,
+//                                                        interrupted, failed)
+//   mrclab_faults_active                                 gauge
+//   mrclab_faults_applied_total{kind}                    counter
+//   mrclab_ev_state{transport,qp,ev,plane,state}         gauge, 1 for the current state, 0 for
+//                                                        the others (good, assumed_bad, denied)
+//   mrclab_ev_tx_packets_total{transport,qp,ev}          counter
+//   mrclab_ev_retransmits_total{transport,qp,ev}         counter
+//   mrclab_retransmissions_total{transport}              counter
+//   mrclab_link_rx_packets_total{link,end}, mrclab_link_tx_packets_total{link,end},
+//   mrclab_link_rx_dropped_total{link,end}, mrclab_link_tx_dropped_total{link,end}
+//                                                        counters; end = "node:interface"
+// Counters are fed cumulative totals (what the transport or the kernel reports): the last total
+// per label set is kept and the counter grows by the difference. A total below the last one (a
+// restarted endpoint, a recreated interface) counts as growth from zero. Every setter is
+// thread-safe. A state outside the listed ones is exported too, and joins the set for that
+// label set from then on.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace mrclab::harness {
+
+struct MetricsOptions {
+  std::string bind = "127.0.0.1:9464";  // HOST:PORT or [IPv6]:PORT; port 0 = pick a free one
+};
+
+class DrillMetrics {
+ public:
+  // Starts the HTTP endpoint. Throws std::runtime_error naming the address and the reason when
+  // it is malformed or cannot be listened on (e.g. "Address already in use").
+  explicit DrillMetrics(const MetricsOptions& options);
+  ~DrillMetrics();
+  DrillMetrics(const DrillMetrics&) = delete;
+  DrillMetrics& operator=(const DrillMetrics&) = delete;
+
+  uint16_t port() const;    // the port actually listened on
+  std::string url() const;  // "http://127.0.0.1:PORT/metrics" (a wildcard bind shows loopback)
+
+  void ObserveStep(const std::string& transport, double seconds);
+  void StepsCompleted(const std::string& transport, uint64_t total);
+  void JobState(const std::string& transport, const std::string& state);
+  void FaultsActive(int n);
+  void FaultApplied(const std::string& kind);
+  void EvState(const std::string& transport, const std::string& qp, int ev, int plane,
+               const std::string& state);
+  void EvPackets(const std::string& transport, const std::string& qp, int ev, uint64_t tx_total,
+                 uint64_t retransmits_total);
+  void Retransmissions(const std::string& transport, uint64_t total);
+  void LinkCounters(const std::string& link, const std::string& end, uint64_t rx_packets,
+                    uint64_t tx_packets, uint64_t rx_dropped, uint64_t tx_dropped);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mrclab::harness

@@ -1,0 +1,216 @@
+"""`mrclab drill` end to end on a real lab: the shipped scenarios run and revert every fault,
+MRC rides through the default drill while RC does not, a drill that must fail does fail, bad
+scenarios are refused before anything changes, Ctrl-C reverts what was injected (and destroys a
+lab the drill deployed), and the live metrics endpoint answers during the drill."""
+import json
+import re
+import signal
+import subprocess
+import urllib.request
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conftest import MRCLAB, ROOT, STATE, assert_nothing_left, lab_file, mrclab, wait_for
+
+LAB = "t-drill"
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    path = lab_file(tmp_path_factory.mktemp("lab"), LAB)
+    mrclab("deploy", path, "--quiet")
+    yield LAB
+    mrclab("destroy", LAB, check=False)
+    assert_nothing_left(LAB)
+
+
+def drill(scenario, out, *extra, check=True, timeout=400):
+    return mrclab("drill", scenario, "--lab", LAB, "--out", out, "--metrics", "off", "--quiet", *extra,
+                  check=check, timeout=timeout)
+
+
+def run_dir(out):
+    dirs = [d for d in Path(out).iterdir() if d.is_dir()]
+    assert len(dirs) == 1, dirs
+    return dirs[0]
+
+
+def events(directory):
+    return [json.loads(line) for line in (directory / "events.jsonl").read_text().splitlines()]
+
+
+def nft_tables(netns):
+    out = subprocess.run(["ip", "netns", "exec", netns, "nft", "list", "tables"], capture_output=True, text=True)
+    return [line for line in out.stdout.splitlines() if "mrclab" in line]
+
+
+def assert_lab_clean(name):
+    """No fault is active, no fault table or downed link is left, and the lab is healthy."""
+    active = json.loads(mrclab("fault", "list", name, "--json").stdout)
+    assert not active.get("active", active) if isinstance(active, dict) else not active, active
+    for ns in sorted(p.name for p in Path("/run/netns").iterdir() if p.name.startswith(name + "-")):
+        assert not nft_tables(ns), f"nftables fault table left in {ns}"
+        links = json.loads(subprocess.run(["ip", "-n", ns, "-j", "link", "show"], capture_output=True,
+                                          text=True).stdout)
+        down = [l["ifname"] for l in links if l["ifname"] not in ("lo", "sr0") and "UP" not in l["flags"]]
+        assert not down, f"links left down in {ns}: {down}"
+    status = json.loads(mrclab("inspect", name, "--json").stdout)
+    assert status["state"] == "ready"
+
+
+def assert_faults_applied_and_reverted(evs, kinds):
+    applied = {e["kind"] for e in evs if e["type"] == "fault_applied"}
+    reverted = {e["kind"] for e in evs if e["type"] == "fault_reverted"}
+    assert set(kinds) <= applied, f"applied: {applied}"
+    assert set(kinds) <= reverted, f"reverted: {reverted}"
+    for kind in kinds:
+        assert sum(e["type"] == "fault_applied" and e["kind"] == kind for e in evs) == \
+            sum(e["type"] == "fault_reverted" and e["kind"] == kind for e in evs), kind
+
+
+def test_default_drill_mrc_rides_through_and_rc_does_not(lab, tmp_path):
+    out = drill(ROOT / "scenarios" / "default.yaml", tmp_path)
+    d = run_dir(tmp_path)
+    result = json.loads((d / "result.json").read_text())
+    slos = {(s["slo"], s["transport"]): s for s in result["slos"]}
+    assert slos[("no_interruption", "mrc")]["pass"] and slos[("bytes_lost", "mrc")]["pass"], slos
+    assert out.returncode == (0 if result["verdict"] == "pass" else 1)
+    runs = {r["name"]: r for r in result["transports"]}
+    assert runs["mrc"]["rode_through"] and runs["mrc"]["job"]["state"] == "completed"
+    assert runs["mrc"]["job"]["bytes_lost"] == 0 and runs["mrc"]["job"]["bytes_verified"] > 0
+    assert not runs["rc"]["rode_through"], "RC rode through a blackhole: the drill shows nothing"
+    assert all(f["recovery_seconds"] is not None for f in runs["mrc"]["faults"])
+    assert re.fullmatch(r"[0-9a-f]{64}", result["scenario_sha256"])
+    evs = events(d)
+    assert_faults_applied_and_reverted([e for e in evs if e.get("job") == "mrc"], ["flap", "blackhole", "loss"])
+    assert any(e["type"] == "ev_state" and e["to"] == "ASSUMED_BAD" for e in evs)
+    assert any(e["type"] in ("bgp", "bfd") for e in evs), "the flap is seen by FRR"
+    steps = (d / "steps.csv").read_text().splitlines()
+    assert steps[0].startswith("transport,step,phase")
+    assert len(steps) - 1 == runs["mrc"]["job"]["steps"] + runs["rc"]["job"]["steps"]
+    suite = ET.parse(d / "junit.xml").getroot().find("testsuite")
+    assert suite.get("failures") == "0" and len(suite.findall("testcase")) == len(result["slos"])
+    assert (d / "frr-logs" / "p0-leaf0").is_dir()
+    assert_lab_clean(lab)
+
+
+@pytest.mark.parametrize("scenario, kinds", [
+    ("link-failure", ["link_down", "rate"]),
+    ("switch-failure", ["switch_down", "bgp_reset"]),
+    ("plane-failure", ["plane_down", "port_disable", "ev_deny"]),
+    ("config-change", ["config_change", "loss"]),
+])
+def test_shipped_scenario_applies_and_reverts_every_fault(lab, tmp_path, scenario, kinds):
+    out = drill(ROOT / "scenarios" / f"{scenario}.yaml", tmp_path, "--json", check=False)
+    assert out.returncode in (0, 1), out.stderr
+    result = json.loads(out.stdout)
+    for run in result["transports"]:
+        assert run["job"]["bytes_lost"] == 0
+    assert_faults_applied_and_reverted(events(run_dir(tmp_path)), kinds)
+    assert out.returncode == 0, [s for s in result["slos"] if not s["pass"]]
+    assert_lab_clean(lab)
+
+
+SHORT = """
+name: {name}
+lab: clos2
+job:
+  collectives: [{{kind: all_reduce, size: 256KiB}}]
+  compute: 20ms
+  warmup_steps: 1
+  baseline_steps: 3
+  tail_steps: 2
+transports: [{{name: mrc, transport: mrc, ev_mode: srv6, evs: 16}}]
+"""
+
+
+def test_a_drill_that_must_fail_fails(lab, tmp_path):
+    scenario = tmp_path / "must-fail.yaml"
+    scenario.write_text(SHORT.format(name="must-fail") +
+                        "faults: [{at: 0.5s, kind: blackhole, target: p0-leaf0:spine0, duration: 1s}]\n"
+                        "slos: [{slo: step_time_max, max: 1ms}, {slo: bytes_lost, max: 0}]\n")
+    out = drill(scenario, tmp_path / "runs", check=False)
+    assert out.returncode == 1, out.stderr
+    d = run_dir(tmp_path / "runs")
+    result = json.loads((d / "result.json").read_text())
+    assert result["verdict"] == "fail"
+    by_name = {s["slo"]: s for s in result["slos"]}
+    assert not by_name["step_time_max"]["pass"] and by_name["bytes_lost"]["pass"]
+    failures = ET.parse(d / "junit.xml").getroot().findall(".//failure")
+    assert len(failures) == 1
+    assert_lab_clean(lab)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("name: x\nlab: clos2\njob: {collectives: [{kind: broadcast}]}\n", "job.collectives[0].kind: unknown collective"),
+    (SHORT.format(name="x") + "faults: [{at: 1s, kind: link_down, target: p0-leaf9:spine0}]\n", "faults[0].target"),
+    (SHORT.format(name="x") + "faults: [{at: 1s, kind: loss, target: p0-leaf0:spine0, rate: 300%}]\n",
+     "faults[0].rate"),
+])
+def test_bad_scenarios_are_refused_before_anything_changes(lab, tmp_path, text, message):
+    scenario = tmp_path / "bad.yaml"
+    scenario.write_text(text)
+    out = drill(scenario, tmp_path / "runs", check=False)
+    assert out.returncode == 2
+    assert str(scenario) in out.stderr and message in out.stderr, out.stderr
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+LONG_FAULTS = ("faults:\n"
+               "  - {at: 0.2s, kind: blackhole, target: p1-leaf1:spine1, duration: 60s}\n"
+               "  - {at: 0.2s, kind: link_down, target: p0-leaf2:spine0, duration: 60s}\n")
+
+
+def start_drill(scenario, out, *args):
+    return subprocess.Popen([MRCLAB, "drill", scenario, "--out", out, *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_faults(out, count):
+    def applied():
+        dirs = [d for d in Path(out).glob("*") if (d / "events.jsonl").exists()]
+        return dirs and sum(e["type"] == "fault_applied" for e in events(dirs[0])) >= count
+    wait_for(applied, timeout=90, what=f"{count} faults applied")
+
+
+def test_ctrl_c_reverts_every_fault_and_metrics_answer_meanwhile(lab, tmp_path):
+    scenario = tmp_path / "long.yaml"
+    scenario.write_text(SHORT.format(name="long") + LONG_FAULTS)
+    proc = start_drill(scenario, tmp_path / "runs", "--lab", LAB, "--metrics", "127.0.0.1:0")
+    try:
+        wait_for_faults(tmp_path / "runs", 2)
+        assert nft_tables(f"{LAB}-p1-spine1") or nft_tables(f"{LAB}-p1-leaf1")
+        url = re.search(r"metrics: (http://\S+)", proc.stderr.readline() + proc.stderr.readline()).group(1)
+        body = urllib.request.urlopen(url, timeout=5).read().decode()
+        assert re.search(r'mrclab_faults_active 2', body), body[:2000]
+        assert re.search(r'mrclab_steps_completed_total\{transport="mrc"\} [1-9]', body)
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130
+    assert_lab_clean(LAB)
+
+
+def test_ctrl_c_destroys_the_lab_the_drill_deployed(tmp_path):
+    name = "t-drill-own"
+    labfile = lab_file(tmp_path, name)
+    scenario = tmp_path / "own.yaml"
+    scenario.write_text(SHORT.format(name="own").replace("lab: clos2", f"lab: {labfile}") + LONG_FAULTS)
+    proc = start_drill(scenario, tmp_path / "runs", "--metrics", "off", "--quiet")
+    try:
+        wait_for_faults(tmp_path / "runs", 2)
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=90)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if (STATE / name).exists():
+            mrclab("destroy", name, check=False)
+    assert proc.returncode == 130
+    assert_nothing_left(name)
