@@ -157,6 +157,7 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
                  lab.plan.name.c_str(), lab.deployed ? "reused" : "deploying", plan.faults.size(), recorder.dir().c_str());
     if (metrics) std::fprintf(stderr, "metrics: %s\n", metrics->url().c_str());
   }
+  recorder.WriteLab(lab.plan.ToJson());
   recorder.Event({{"type", "drill"}, {"phase", "start"}, {"scenario", s.name}, {"lab", lab.plan.name},
                   {"plan", plan.ToJson()}});
 
@@ -174,7 +175,7 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
       recorder.Event({{"type", "drill"}, {"phase", "reverted " + std::to_string(left) + " leftover fault(s)"}});
     LabObserver observer(lab.plan, {}, [&](const json& e) { recorder.Event(e); }, metrics.get());
     observer.Start();
-    TransportRunContext ctx{s, lab.plan, plan, recorder, metrics.get(), o.progress};
+    TransportRunContext ctx{s, lab.plan, plan, recorder, metrics.get(), &observer, o.progress};
     for (const auto& t : transports) runs.push_back(RunTransport(ctx, t));
     observer.Stop();
     recorder.CopyFrrLogs(nx::LabPaths(lab.plan.name).root);

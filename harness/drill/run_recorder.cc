@@ -77,12 +77,38 @@ RunRecorder::RunRecorder(const std::string& out_root, const std::string& scenari
   std::ofstream(dir_ + "/scenario.yaml") << scenario_text;
   events_ = OpenAppend(dir_ + "/events.jsonl");
   steps_ = OpenAppend(dir_ + "/steps.csv");
+  evs_ = OpenAppend(dir_ + "/evs.csv");
+  std::fputs("t,transport,qp,ev,plane,state,tx_data,tx_retransmits,losses\n", evs_);
+  links_ = OpenAppend(dir_ + "/links.csv");
+  std::fputs("t,link,end,rx_packets,tx_packets,rx_dropped,tx_dropped\n", links_);
 }
 
 RunRecorder::~RunRecorder() {
   if (events_) std::fclose(events_);
   if (steps_) std::fclose(steps_);
+  if (evs_) std::fclose(evs_);
+  if (links_) std::fclose(links_);
 }
+
+void RunRecorder::EvSamples(const std::string& transport, double t, const std::vector<EvSnapshot>& evs) {
+  std::lock_guard lock(mu_);
+  for (const auto& e : evs)
+    std::fprintf(evs_, "%.3f,%s,%s,%u,%d,%s,%llu,%llu,%llu\n", t, transport.c_str(), e.qp.c_str(), e.ev, e.plane,
+                 e.state.c_str(), static_cast<unsigned long long>(e.tx_data),
+                 static_cast<unsigned long long>(e.tx_retransmits), static_cast<unsigned long long>(e.losses));
+  std::fflush(evs_);
+}
+
+void RunRecorder::LinkSamples(double t, const std::vector<LinkSample>& links) {
+  std::lock_guard lock(mu_);
+  for (const auto& l : links)
+    std::fprintf(links_, "%.3f,%d,%s,%llu,%llu,%llu,%llu\n", t, l.link, l.end.c_str(),
+                 static_cast<unsigned long long>(l.rx_packets), static_cast<unsigned long long>(l.tx_packets),
+                 static_cast<unsigned long long>(l.rx_dropped), static_cast<unsigned long long>(l.tx_dropped));
+  std::fflush(links_);
+}
+
+void RunRecorder::WriteLab(const nlohmann::json& plan) { WriteAtomically(dir_ + "/lab.json", plan.dump(1) + "\n"); }
 
 void RunRecorder::Event(nlohmann::json event) {
   if (!event.contains("t")) event["t"] = UnixNow();

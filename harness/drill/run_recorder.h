@@ -3,6 +3,9 @@
 //   events.jsonl    one JSON object per line, in the order seen: drill phases, faults applied
 //                   and reverted, EV and QP state changes, step completions, BGP/BFD changes
 //   steps.csv       one row per training step of every transport
+//   evs.csv         per-EV state and cumulative counters of every QP, sampled every second
+//   links.csv       cumulative packet and drop counters of every link end, sampled every second
+//   lab.json        the lab's resolved plan (nodes, links, addresses), for diagrams
 //   result.json     scenario hash, seed, lab digest, versions, per-SLO results, verdict
 //   junit.xml       one test case per SLO (CI systems show drills as tests)
 //   frr-logs/       the lab's FRR logs at the end of the drill
@@ -31,6 +34,14 @@ class RunRecorder {
   const std::string& dir() const { return dir_; }
   void Event(nlohmann::json event);  // adds "t" (unix seconds) when missing
   void Step(const std::string& transport, const RecordedStep& step);
+  void EvSamples(const std::string& transport, double t, const std::vector<EvSnapshot>& evs);
+  struct LinkSample {
+    int link = 0;
+    std::string end;
+    uint64_t rx_packets = 0, tx_packets = 0, rx_dropped = 0, tx_dropped = 0;
+  };
+  void LinkSamples(double t, const std::vector<LinkSample>& links);
+  void WriteLab(const nlohmann::json& plan);
   void WriteResult(const nlohmann::json& result);
   void WriteJunit(const std::string& scenario, const std::vector<SloResult>& slos, double seconds);
   // Copies <lab state dir>/nodes/*/*.log into frr-logs/NODE/.
@@ -41,6 +52,8 @@ class RunRecorder {
   std::mutex mu_;
   FILE* events_ = nullptr;
   FILE* steps_ = nullptr;
+  FILE* evs_ = nullptr;
+  FILE* links_ = nullptr;
   bool steps_header_ = false;
 };
 

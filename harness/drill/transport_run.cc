@@ -13,6 +13,7 @@
 
 #include "emulator/netns/faults.h"
 #include "emulator/netns/interrupt.h"
+#include "harness/telemetry/lab_observer.h"
 #include "harness/telemetry/metrics_exporter.h"
 
 namespace mrclab::harness {
@@ -178,27 +179,40 @@ TransportRun RunTransport(const TransportRunContext& ctx, const TransportSpec& t
   const double cpu0 = CpuSeconds();
   const double job_timeout = s.job.step_timeout_seconds + 5;
 
-  // Live EV metrics while the job runs.
+  // Every second while the job runs: per-EV and per-link samples to the run directory and
+  // the live metrics.
   std::atomic<bool> sampling{true};
-  std::thread sampler;
-  if (metrics)
-    sampler = std::thread([&] {
-      while (sampling.load()) {
-        try {
-          for (const EvSnapshot& ev : job.SnapshotEvs()) {
-            metrics->EvState(name, ev.qp, ev.ev, ev.plane, ev.state);
-            metrics->EvPackets(name, ev.qp, ev.ev, ev.tx_data, ev.tx_retransmits);
-          }
-          std::lock_guard lock(steps_mu);
-          uint64_t total = 0;
-          for (const auto& st : run.steps) total += st.record.retransmissions;
-          metrics->Retransmissions(name, total);
-        } catch (const std::exception&) {
-          // The job is ending; its endpoints no longer answer.
-        }
-        for (int i = 0; i < 10 && sampling.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  auto sample = [&] {
+    const double t = UnixNow();
+    const std::vector<EvSnapshot> evs = job.SnapshotEvs();
+    ctx.recorder.EvSamples(name, t, evs);
+    if (ctx.observer) {
+      std::vector<RunRecorder::LinkSample> links;
+      for (const auto& l : ctx.observer->LastLinkSamples())
+        links.push_back({l.link, l.end, l.counters.rx_packets, l.counters.tx_packets, l.counters.rx_dropped,
+                         l.counters.tx_dropped});
+      ctx.recorder.LinkSamples(t, links);
+    }
+    if (!metrics) return;
+    for (const EvSnapshot& ev : evs) {
+      metrics->EvState(name, ev.qp, ev.ev, ev.plane, ev.state);
+      metrics->EvPackets(name, ev.qp, ev.ev, ev.tx_data, ev.tx_retransmits);
+    }
+    std::lock_guard lock(steps_mu);
+    uint64_t total = 0;
+    for (const auto& st : run.steps) total += st.record.retransmissions;
+    metrics->Retransmissions(name, total);
+  };
+  std::thread sampler([&] {
+    while (sampling.load()) {
+      try {
+        sample();
+      } catch (const std::exception&) {
+        // The job is ending; its endpoints no longer answer.
       }
-    });
+      for (int i = 0; i < 10 && sampling.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
   struct StopSampler {
     std::atomic<bool>& flag;
     std::thread& t;

@@ -13,6 +13,7 @@
 namespace mrclab::harness {
 
 class DrillMetrics;
+class LabObserver;
 
 struct TransportRunContext {
   const Scenario& scenario;
@@ -20,6 +21,7 @@ struct TransportRunContext {
   const FaultPlan& plan;
   RunRecorder& recorder;
   DrillMetrics* metrics;  // may be null
+  LabObserver* observer;  // may be null: link counters are sampled from it
   bool progress;
 };
 

@@ -214,3 +214,38 @@ def test_ctrl_c_destroys_the_lab_the_drill_deployed(tmp_path):
             mrclab("destroy", name, check=False)
     assert proc.returncode == 130
     assert_nothing_left(name)
+
+
+def test_every_collective_with_two_ranks_per_host_over_udp_evs(lab, tmp_path):
+    scenario = tmp_path / "collectives.yaml"
+    scenario.write_text("""
+name: collectives
+lab: clos2
+job:
+  hosts: [host0, host3, host5]
+  ranks_per_host: 2
+  collectives:
+    - {kind: all_reduce, size: 192KiB}
+    - {kind: all_gather, size: 192KiB}
+    - {kind: reduce_scatter, size: 192KiB}
+    - {kind: all_to_all, size: 192KiB}
+  compute: 10ms
+  warmup_steps: 1
+  baseline_steps: 3
+  tail_steps: 3
+transports: [{name: mrc-udp, transport: mrc, ev_mode: udp, evs: 8}]
+faults: [{at: 0.1s, kind: ev_deny, target: {from: host0, to: host3, evs: [0, 1]}, duration: 0.5s}]
+slos: [{slo: no_interruption}, {slo: bytes_lost, max: 0}]
+""")
+    out = drill(scenario, tmp_path / "runs", "--json")
+    result = json.loads(out.stdout)
+    run = result["transports"][0]
+    assert run["job"]["state"] == "completed" and run["job"]["bytes_lost"] == 0
+    d = run_dir(tmp_path / "runs")
+    header = (d / "steps.csv").read_text().splitlines()[0]
+    assert all(k in (d / "steps.csv").read_text() for k in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all"))
+    assert "c3_busbw_gbps" in header
+    assert len((d / "evs.csv").read_text().splitlines()) > 1
+    denied = [e for e in events(d) if e["type"] == "ev_state" and e["to"] == "DENIED"]
+    assert {e["ev"] for e in denied} == {0, 1} and all(e["qp"].startswith("host0/") for e in denied)
+    assert json.loads((d / "lab.json").read_text())["name"] == LAB
