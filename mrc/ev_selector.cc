@@ -5,6 +5,19 @@ namespace mrclab::mrc {
 std::optional<size_t> SprayingSelector::Pick(const EvTable& table, Timestamp now, int exclude) {
   const size_t n = table.size();
   if (n == 0) return std::nullopt;
+  // A retransmission first tries another plane: when a whole plane fails (a leaf loses its
+  // routes, a NIC port dies) its EVs are only marked one loss at a time, and a packet must not
+  // spend its retries walking the dead plane's EVs.
+  if (exclude >= 0 && static_cast<size_t>(exclude) < n) {
+    const int lost_plane = table.at(exclude).desc.plane;
+    for (size_t k = 0; k < n; ++k) {
+      const size_t i = (cursor_ + k) % n;
+      if (table.at(i).desc.plane != lost_plane && table.Usable(i, now)) {
+        cursor_ = i + 1;
+        return i;
+      }
+    }
+  }
   for (size_t k = 0; k < n; ++k) {
     const size_t i = (cursor_ + k) % n;
     if (static_cast<int>(i) != exclude && table.Usable(i, now)) {

@@ -41,7 +41,7 @@ QpConfig DefaultRealtimeQpConfig(TransportMode transport, const std::vector<Perf
   q.rto.min_rto = Duration::Milliseconds(4);
   q.rto.max_rto = Duration::Milliseconds(200);
   q.rc_ack_timeout = Duration::Milliseconds(8);
-  q.reorder_window_min = Duration::Microseconds(500);
+  q.reorder_window_min = Duration::Milliseconds(2);
   q.reorder_window_rtt_fraction = 0.5;
   q.ack_delay = Duration::Microseconds(50);
   q.ack_request_every = 8;
@@ -53,6 +53,9 @@ QpConfig DefaultRealtimeQpConfig(TransportMode transport, const std::vector<Perf
   q.cc.max_window = Bytes{8 << 20};
   q.cc.min_window = Bytes{16 * 1024};
   q.cc.target_queuing_delay = Duration::Milliseconds(1);
+  // A packet may meet a dead EV on each try until the EVs of a failed plane or spine are all
+  // marked; give it at least as many tries as there are EVs.
+  q.max_retransmissions = std::max<uint32_t>(q.max_retransmissions, static_cast<uint32_t>(evs.size()));
   q.max_outstanding_packets = 8192;
   q.receive_window_packets = 8192;
   return q;

@@ -22,6 +22,24 @@ void InstallInterruptHandlers() {
 
 bool InterruptRequested() { return g_requested.load(); }
 
+void ClearInterrupt() { g_requested.store(false); }
+
+namespace {
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+}
+
+ScopedInterruptHandlers::ScopedInterruptHandlers() : saved_(new struct sigaction[3]) {
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &sa, &saved_[i]);
+}
+
+ScopedInterruptHandlers::~ScopedInterruptHandlers() {
+  for (int i = 0; i < 3; ++i) sigaction(kSignals[i], &saved_[i], nullptr);
+  delete[] saved_;
+}
+
 void ThrowIfInterrupted() {
   if (g_requested.load()) throw Interrupted();
 }

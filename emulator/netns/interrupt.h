@@ -4,6 +4,8 @@
 
 #include <stdexcept>
 
+struct sigaction;
+
 namespace mrclab::emulator::netns {
 
 class Interrupted : public std::runtime_error {
@@ -14,5 +16,19 @@ class Interrupted : public std::runtime_error {
 void InstallInterruptHandlers();  // SIGINT, SIGTERM, SIGHUP
 bool InterruptRequested();
 void ThrowIfInterrupted();
+void ClearInterrupt();
+
+// Installs the handlers for its lifetime and puts the previous ones back (the Python module
+// uses it around long calls, so Ctrl-C reaches them and then Python again).
+class ScopedInterruptHandlers {
+ public:
+  ScopedInterruptHandlers();
+  ~ScopedInterruptHandlers();
+  ScopedInterruptHandlers(const ScopedInterruptHandlers&) = delete;
+  ScopedInterruptHandlers& operator=(const ScopedInterruptHandlers&) = delete;
+
+ private:
+  struct sigaction* saved_;
+};
 
 }  // namespace mrclab::emulator::netns

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "emulator/netns/lab_state.h"
+#include "harness/cli/report_command.h"
 #include "harness/drill/drill_runner.h"
 #include "harness/drill/fault_plan.h"
 #include "harness/drill/scenario.h"
@@ -16,7 +17,7 @@ struct DrillArgs {
   std::string scenario;
   DrillOptions options;
   std::string metrics = "127.0.0.1:9464";
-  bool json = false, quiet = false, check = false;
+  bool json = false, quiet = false, check = false, report = false;
 };
 
 // --check: parse the scenario and plan its faults against the lab without touching anything.
@@ -60,13 +61,15 @@ void AddDrillCommand(CLI::App& app, int& exit_status) {
   cmd->add_option("--transport", a.options.transports, "Run only this transport of the scenario (repeatable)");
   cmd->add_flag("--keep-lab", a.options.keep_lab, "Leave a lab the drill deployed in place");
   cmd->add_flag("--check", a.check, "Validate the scenario and show its fault plan; change nothing");
+  cmd->add_flag("--report", a.report, "Also write report.html and report.md into the run directory");
   cmd->add_flag("--json", a.json, "Print result.json instead of the summary");
   cmd->add_flag("-q,--quiet", a.quiet, "No progress lines on stderr");
   cmd->footer(
-      "Example: mrclab drill scenarios/default.yaml\n"
+      "Example: mrclab drill scenarios/default.yaml --report\n"
       "  boots the scenario's lab (or reuses it if deployed), runs baseline steps, injects the faults on\n"
       "  schedule, runs tail steps, reverts every fault (also on Ctrl-C) and writes\n"
-      "  runs/<time>-<scenario>/{events.jsonl,steps.csv,result.json,junit.xml,frr-logs/}.\n"
+      "  runs/<time>-<scenario>/{events.jsonl,steps.csv,evs.csv,links.csv,result.json,junit.xml,frr-logs/}\n"
+      "  (and report.html/report.md with --report; later: mrclab report DIR, mrclab compare DIR DIR).\n"
       "Exit status: 0 every SLO passed, 1 an SLO failed, 2 error, 130 interrupted.\n"
       "Live metrics: curl -s http://127.0.0.1:9464/metrics | grep mrclab_");
   cmd->callback([&exit_status] {
@@ -81,6 +84,10 @@ void AddDrillCommand(CLI::App& app, int& exit_status) {
     const DrillOutcome out = RunDrill(s, a.options);
     if (a.json) std::cout << out.result.dump(2) << "\n";
     exit_status = out.exit_status;
+    if (a.report && WriteReport(out.run_dir) != 0) {
+      std::fprintf(stderr, "mrclab: the drill ran, but its report could not be written (see above)\n");
+      exit_status = 2;
+    }
   });
 }
 

@@ -8,6 +8,7 @@
 #include "harness/cli/fault_command.h"
 #include "harness/cli/lab_commands.h"
 #include "harness/cli/perf_command.h"
+#include "harness/cli/report_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   mrclab::harness::AddPerfCommand(app, exit_status);
   mrclab::harness::AddFaultCommand(app, exit_status);
   mrclab::harness::AddDrillCommand(app, exit_status);
+  mrclab::harness::AddReportCommands(app, exit_status);
   mrclab::emulator::netns::InstallInterruptHandlers();
   try {
     app.parse(argc, argv);

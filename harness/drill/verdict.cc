@@ -38,7 +38,7 @@ StepStats ComputeStepStats(const std::vector<RecordedStep>& steps) {
 }
 
 double StepTimeBound(const std::vector<SloSpec>& slos, const std::string& transport, const StepStats& stats) {
-  double ratio = 1.2;
+  double ratio = 1.5;
   for (const auto& s : slos)
     if (s.slo == "step_time_p99_ratio" && (s.transport.empty() || s.transport == transport)) ratio = s.max;
   return ratio * stats.baseline_p50;

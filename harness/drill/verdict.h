@@ -46,7 +46,7 @@ struct StepStats {
 };
 StepStats ComputeStepStats(const std::vector<RecordedStep>& steps);
 
-// Bound for "a step within the SLO": step_time_p99_ratio's max for this transport (else 1.2)
+// Bound for "a step within the SLO": step_time_p99_ratio's max for this transport (else 1.5)
 // times the baseline p50.
 double StepTimeBound(const std::vector<SloSpec>& slos, const std::string& transport, const StepStats& stats);
 

@@ -1,0 +1,2 @@
+MRCLAB: str
+SOURCE_DIR: str

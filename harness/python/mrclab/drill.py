@@ -1,0 +1,20 @@
+"""run_drill: a whole drill from Python, as `mrclab drill` runs it."""
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+from . import _mrclab
+
+
+def run_drill(scenario: str | os.PathLike, *, lab: str | None = None, out: str | os.PathLike = "runs",
+              metrics: str | None = None, transports: Sequence[str] = (), keep_lab: bool = False,
+              progress: bool = False) -> dict:
+    """Runs the scenario (boots or reuses its lab, runs the job over each transport through the
+    fault schedule, reverts every fault, evaluates the SLOs) and returns result.json as a dict;
+    result['verdict'] is 'pass' or 'fail' and result['run_dir'] holds events, steps and JUnit.
+    lab: another lab file or a deployed lab's name; metrics: 'HOST:PORT' to serve Prometheus
+    metrics meanwhile. Scenario errors are ValueError naming the file, field and reason."""
+    options = {"lab": str(lab or ""), "out": str(out), "metrics": metrics or "", "transports": list(transports),
+               "keep_lab": keep_lab, "progress": progress, "summary": False}
+    return _mrclab.run_drill(str(scenario), options)

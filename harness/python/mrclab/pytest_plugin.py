@@ -1,0 +1,73 @@
+"""pytest plugin for mrclab suites: `pytest -p mrclab.pytest_plugin` (or, in a conftest.py,
+`pytest_plugins = ["mrclab.pytest_plugin"]`).
+
+Fixtures
+  lab           module-scoped: a deployed mrclab.Lab, destroyed after the module. Parametrised
+                by lab file: the module's MRCLAB_LABS list, else --mrclab-lab FILE (repeatable),
+                else labs/clos2.yaml. Deployed as '<prefix><file stem>' (--mrclab-prefix, 'pt-').
+  run_drill     function: run_drill(scenario) runs a drill on `lab` and returns result.json as
+                a dict; the verdict, run directory and every SLO are recorded as JUnit
+                properties (pytest --junitxml=FILE).
+Marker
+  @pytest.mark.drill   marks a test that runs a drill or a long fault sequence
+                       (select with -m drill, skip with -m "not drill").
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from . import _build
+from .drill import run_drill as _run_drill
+from .lab import Lab
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("mrclab")
+    group.addoption("--mrclab-lab", action="append", default=[], metavar="FILE",
+                    help="lab file for the `lab` fixture (repeatable; default labs/clos2.yaml)")
+    group.addoption("--mrclab-prefix", default="pt-", help="prefix of the deployed labs' names (default pt-)")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "drill: runs an mrclab drill or a long fault sequence")
+
+
+def _lab_files(metafunc) -> list[str]:
+    module_labs = getattr(metafunc.module, "MRCLAB_LABS", None)
+    if module_labs:
+        return [str(Path(_build.SOURCE_DIR) / f) if not os.path.isabs(f) else f for f in module_labs]
+    return metafunc.config.getoption("--mrclab-lab") or [str(Path(_build.SOURCE_DIR) / "labs" / "clos2.yaml")]
+
+
+def pytest_generate_tests(metafunc):
+    if "lab" in metafunc.fixturenames:
+        files = _lab_files(metafunc)
+        metafunc.parametrize("lab", files, indirect=True, scope="module", ids=[Path(f).stem for f in files])
+
+
+@pytest.fixture(scope="module")
+def lab(request):
+    path = request.param
+    name = request.config.getoption("--mrclab-prefix") + Path(path).stem
+    deployed = Lab.deploy(path, name=name)
+    try:
+        yield deployed
+    finally:
+        deployed.revert_faults()
+        deployed.destroy()
+
+
+@pytest.fixture
+def run_drill(lab, record_property, tmp_path):
+    def run(scenario, **options):
+        options.setdefault("out", tmp_path / "runs")
+        result = _run_drill(scenario, lab=lab.name, **options)
+        record_property("mrclab_verdict", result["verdict"])
+        record_property("mrclab_run_dir", result["run_dir"])
+        for slo in result["slos"]:
+            record_property(f"slo_{slo['transport']}_{slo['slo']}", f"{'pass' if slo['pass'] else 'FAIL'} {slo['value']}")
+        return result
+    return run
