@@ -1,5 +1,6 @@
 """Shared helpers for the lab integration tests: they run the real `mrclab` binary as root
 against the real kernel and FRR, and check that nothing of a lab is left behind."""
+import contextlib
 import json
 import os
 import subprocess
@@ -111,3 +112,23 @@ def deployed(tmp_path):
 
 def inspect(name):
     return json.loads(mrclab("inspect", name, "--json").stdout)
+
+
+def short_scenario(name, lab="clos2", transports=("mrc",)):
+    """A drill of a few seconds (1 warm-up, 3 baseline and 2 tail steps of a 256 KiB all-reduce)
+    for tests that add their own faults and SLOs."""
+    lines = "".join(f"  - {{name: {t}, transport: {t}, ev_mode: srv6, evs: 16}}\n" for t in transports)
+    return (f"name: {name}\nlab: {lab}\njob:\n  collectives: [{{kind: all_reduce, size: 256KiB}}]\n"
+            "  compute: 20ms\n  warmup_steps: 1\n  baseline_steps: 3\n  tail_steps: 2\n"
+            f"transports:\n{lines}")
+
+
+@contextlib.contextmanager
+def killed_at_exit(proc):
+    """A started process that is killed (and reaped) if the block leaves it running."""
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

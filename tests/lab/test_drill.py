@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MRCLAB, ROOT, STATE, assert_nothing_left, lab_file, mrclab, wait_for
+from conftest import (MRCLAB, ROOT, STATE, assert_nothing_left, killed_at_exit, lab_file, mrclab,
+                      short_scenario, wait_for)
 
 LAB = "t-drill"
 
@@ -113,22 +114,11 @@ def test_shipped_scenario_applies_and_reverts_every_fault(lab, tmp_path, scenari
     assert_lab_clean(lab)
 
 
-SHORT = """
-name: {name}
-lab: clos2
-job:
-  collectives: [{{kind: all_reduce, size: 256KiB}}]
-  compute: 20ms
-  warmup_steps: 1
-  baseline_steps: 3
-  tail_steps: 2
-transports: [{{name: mrc, transport: mrc, ev_mode: srv6, evs: 16}}]
-"""
 
 
 def test_a_drill_that_must_fail_fails(lab, tmp_path):
     scenario = tmp_path / "must-fail.yaml"
-    scenario.write_text(SHORT.format(name="must-fail") +
+    scenario.write_text(short_scenario("must-fail") +
                         "faults: [{at: 0.5s, kind: blackhole, target: p0-leaf0:spine0, duration: 1s}]\n"
                         "slos: [{slo: step_time_max, max: 1ms}, {slo: bytes_lost, max: 0}]\n")
     out = drill(scenario, tmp_path / "runs", check=False)
@@ -145,8 +135,8 @@ def test_a_drill_that_must_fail_fails(lab, tmp_path):
 
 @pytest.mark.parametrize("text, message", [
     ("name: x\nlab: clos2\njob: {collectives: [{kind: broadcast}]}\n", "job.collectives[0].kind: unknown collective"),
-    (SHORT.format(name="x") + "faults: [{at: 1s, kind: link_down, target: p0-leaf9:spine0}]\n", "faults[0].target"),
-    (SHORT.format(name="x") + "faults: [{at: 1s, kind: loss, target: p0-leaf0:spine0, rate: 300%}]\n",
+    (short_scenario("x") + "faults: [{at: 1s, kind: link_down, target: p0-leaf9:spine0}]\n", "faults[0].target"),
+    (short_scenario("x") + "faults: [{at: 1s, kind: loss, target: p0-leaf0:spine0, rate: 300%}]\n",
      "faults[0].rate"),
 ])
 def test_bad_scenarios_are_refused_before_anything_changes(lab, tmp_path, text, message):
@@ -177,9 +167,8 @@ def wait_for_faults(out, count):
 
 def test_ctrl_c_reverts_every_fault_and_metrics_answer_meanwhile(lab, tmp_path):
     scenario = tmp_path / "long.yaml"
-    scenario.write_text(SHORT.format(name="long") + LONG_FAULTS)
-    proc = start_drill(scenario, tmp_path / "runs", "--lab", LAB, "--metrics", "127.0.0.1:0")
-    try:
+    scenario.write_text(short_scenario("long") + LONG_FAULTS)
+    with killed_at_exit(start_drill(scenario, tmp_path / "runs", "--lab", LAB, "--metrics", "127.0.0.1:0")) as proc:
         wait_for_faults(tmp_path / "runs", 2)
         assert nft_tables(f"{LAB}-p1-spine1") or nft_tables(f"{LAB}-p1-leaf1")
         url = re.search(r"metrics: (http://\S+)", proc.stderr.readline() + proc.stderr.readline()).group(1)
@@ -188,10 +177,6 @@ def test_ctrl_c_reverts_every_fault_and_metrics_answer_meanwhile(lab, tmp_path):
         assert re.search(r'mrclab_steps_completed_total\{transport="mrc"\} [1-9]', body)
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=90)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert proc.returncode == 130
     assert_lab_clean(LAB)
 
@@ -200,16 +185,13 @@ def test_ctrl_c_destroys_the_lab_the_drill_deployed(tmp_path):
     name = "t-drill-own"
     labfile = lab_file(tmp_path, name)
     scenario = tmp_path / "own.yaml"
-    scenario.write_text(SHORT.format(name="own").replace("lab: clos2", f"lab: {labfile}") + LONG_FAULTS)
-    proc = start_drill(scenario, tmp_path / "runs", "--metrics", "off", "--quiet")
+    scenario.write_text(short_scenario("own", lab=labfile) + LONG_FAULTS)
     try:
-        wait_for_faults(tmp_path / "runs", 2)
-        proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=90)
+        with killed_at_exit(start_drill(scenario, tmp_path / "runs", "--metrics", "off", "--quiet")) as proc:
+            wait_for_faults(tmp_path / "runs", 2)
+            proc.send_signal(signal.SIGINT)
+            proc.communicate(timeout=90)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
         if (STATE / name).exists():
             mrclab("destroy", name, check=False)
     assert proc.returncode == 130

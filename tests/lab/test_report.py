@@ -13,28 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import STATE, assert_nothing_left, lab_file, mrclab
+from conftest import STATE, assert_nothing_left, lab_file, mrclab, short_scenario
 
 LAB = f"t-rep-{os.getpid()}"  # a lab of its own, even beside another run of these tests
 CHROMIUM = "/usr/bin/chromium"
 
-SCENARIO = """
-name: report
-lab: {lab}
-job:
-  collectives: [{{kind: all_reduce, size: 256KiB}}]
-  compute: 20ms
-  warmup_steps: 1
-  baseline_steps: 3
-  tail_steps: 2
-transports:
-  - {{name: mrc, transport: mrc, ev_mode: srv6, evs: 16}}
-  - {{name: rc, transport: rc, ev_mode: srv6, evs: 16}}
+SCENARIO_FAULTS = """
 faults:
-  - {{at: 0.5s, kind: flap, target: p0-leaf0:spine0, count: 2, down: 300ms, up: 700ms}}
-  - {{at: 2.5s, kind: blackhole, target: p1-leaf1:spine1, duration: 2s}}
-  - {{at: 5s, kind: loss, target: p0-leaf2:spine1, rate: 2%, duration: 1.5s}}
-slos: [{{slo: no_interruption, transport: mrc}}, {{slo: bytes_lost, max: 0}}]
+  - {at: 0.5s, kind: flap, target: p0-leaf0:spine0, count: 2, down: 300ms, up: 700ms}
+  - {at: 2.5s, kind: blackhole, target: p1-leaf1:spine1, duration: 2s}
+  - {at: 5s, kind: loss, target: p0-leaf2:spine1, rate: 2%, duration: 1.5s}
+slos: [{slo: no_interruption, transport: mrc}, {slo: bytes_lost, max: 0}]
 max_duration: 60s
 """
 
@@ -46,7 +35,7 @@ def run(tmp_path_factory):
     mrclab("deploy", lab_file(tmp, LAB), "--quiet")
     try:
         scenario = tmp / "report.yaml"
-        scenario.write_text(SCENARIO.format(lab=LAB))
+        scenario.write_text(short_scenario("report", lab=LAB, transports=("mrc", "rc")) + SCENARIO_FAULTS)
         out = mrclab("drill", scenario, "--lab", LAB, "--out", tmp / "runs", "--metrics", "off", "--quiet",
                      check=False, timeout=240)
         assert out.returncode in (0, 1), out.stderr
