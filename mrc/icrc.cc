@@ -1,5 +1,7 @@
 #include "mrc/icrc.h"
 
+#include "mrc/crc32_pclmul.h"
+
 #include <array>
 #include <cstring>
 
@@ -28,6 +30,11 @@ constexpr Tables kTables;
 }  // namespace
 
 uint32_t Crc32Update(uint32_t crc, std::span<const uint8_t> data) {
+  if (data.size() >= 64 && HavePclmul()) {
+    const size_t folded = data.size() & ~size_t{15};
+    crc = Crc32FoldPclmul(crc, data.data(), folded);
+    data = data.subspan(folded);
+  }
 #ifdef MRC_HAVE_ZLIB
   // zlib's crc32 is the same CRC-32, about twice as fast as slicing-by-8 here; it takes and
   // returns the inverted register.

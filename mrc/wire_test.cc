@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <vector>
 
+#include "mrc/crc32_pclmul.h"
 #include "mrc/icrc.h"
 #include "mrc/pcap_writer.h"
 
@@ -29,6 +30,33 @@ TEST(IcrcTest, Crc32CheckValue) {
     uint32_t part = Crc32Update(0xFFFFFFFFu, std::span(big).first(split));
     EXPECT_EQ(Crc32Update(part, std::span(big).subspan(split)), whole);
   }
+}
+
+// Bit by bit, straight from the definition: the reference every fast path must match.
+uint32_t Crc32Bitwise(uint32_t crc, std::span<const uint8_t> data) {
+  for (uint8_t byte : data) {
+    crc ^= byte;
+    for (int i = 0; i < 8; ++i) crc = (crc & 1) ? (crc >> 1) ^ 0xEDB88320u : crc >> 1;
+  }
+  return crc;
+}
+
+TEST(IcrcTest, CarrylessFoldingMatchesTheDefinition) {
+  if (!HavePclmul()) GTEST_SKIP() << "no PCLMULQDQ on this CPU";
+  std::vector<uint8_t> buf(9000 + 16);
+  uint64_t x = 0x9e3779b97f4a7c15ULL;
+  for (auto& b : buf) b = static_cast<uint8_t>((x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 56);
+  for (size_t length = 64; length <= 9000; length += (length < 512 ? 16 : 784))
+    for (size_t offset : {0, 1, 7, 13})
+      for (uint32_t seed : {0u, 0xFFFFFFFFu, 0x12345678u}) {
+        auto span = std::span<const uint8_t>(buf).subspan(offset, length);
+        ASSERT_EQ(Crc32FoldPclmul(seed, span.data(), length), Crc32Bitwise(seed, span))
+            << "length " << length << " offset " << offset << " seed " << seed;
+      }
+  // And through Crc32Update for lengths that are not multiples of 16.
+  for (size_t length : {64, 65, 79, 100, 1023, 8235})
+    EXPECT_EQ(Crc32Update(0xFFFFFFFFu, std::span<const uint8_t>(buf).first(length)),
+              Crc32Bitwise(0xFFFFFFFFu, std::span<const uint8_t>(buf).first(length)));
 }
 
 std::vector<Packet> SamplePackets(const std::vector<uint8_t>& payload) {

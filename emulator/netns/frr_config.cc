@@ -27,6 +27,10 @@ std::map<std::string, std::string> FrrConfigs(const ResolvedLab& lab, const Reso
     for (const NextHop& hop : route.next_hops)
       statics << "ipv6 route " << route.prefix << " " << hop.address << " " << hop.interface << "\n";
   files["staticd"] += statics.str();
+  // Routes as plain multipath routes, not kernel nexthop objects: with nexthop objects, FRR 8.4
+  // leaves an ECMP route on the surviving next hop after a link flaps (its group is not
+  // updated when the link's session comes back), so a fabric never heals fully.
+  files["zebra"] += "no zebra nexthop kernel enable\n";
 
   if (lab.routing == Routing::kBgp) {
     std::ostringstream bgp;

@@ -28,6 +28,8 @@ TEST(FrrConfig, BgpLeafPeersWithEverySpineUnnumberedAndAnnouncesItsUsid) {
   EXPECT_NE(bgp.find("  network fcbb:0:" + UsidHex(leaf->usid) + "::/48\n"), std::string::npos);
   EXPECT_NE(bgp.find(" neighbor fabric bfd\n"), std::string::npos);
   EXPECT_NE(files.at("zebra").find("log file /x/zebra.log"), std::string::npos);
+  // Plain multipath routes: FRR 8.4 does not heal kernel nexthop groups after a link flap.
+  EXPECT_NE(files.at("zebra").find("no zebra nexthop kernel enable\n"), std::string::npos);
   // The leaf routes its hosts' uSIDs with staticd, one line per next hop.
   EXPECT_NE(files.at("staticd").find("ipv6 route fcbb:0:"), std::string::npos);
 }

@@ -8,13 +8,16 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "emulator/netns/deploy.h"
 #include "emulator/netns/faults.h"
+#include "emulator/netns/interrupt.h"
 #include "emulator/netns/frr_daemons.h"
 #include "emulator/netns/lab_state.h"
 #include "emulator/netns/processes.h"
 #include "harness/drill/fault_plan.h"
+#include "harness/drill/lab_convergence.h"
 #include "harness/drill/run_recorder.h"
 #include "harness/drill/transport_run.h"
 #include "harness/telemetry/lab_observer.h"
@@ -137,6 +140,26 @@ void PrintSummary(const std::vector<TransportRun>& runs, const std::vector<SloRe
   std::printf("results: %s\n", dir.c_str());
 }
 
+// Polls until every switch has the BGP routes it had in `baseline` (see lab_convergence.h), for
+// at most a minute.
+void WaitUntilConverged(const emulator::ResolvedLab& lab, const RoutingSnapshot& baseline, RunRecorder& recorder,
+                        bool progress) {
+  const auto start = std::chrono::steady_clock::now();
+  std::set<std::string> differing = DifferingSwitches(baseline, SnapshotBgpRoutes(lab));
+  while (!differing.empty() && std::chrono::steady_clock::now() - start < std::chrono::seconds(60)) {
+    nx::ThrowIfInterrupted();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    differing = DifferingSwitches(baseline, SnapshotBgpRoutes(lab));
+  }
+  std::string names;
+  for (const auto& n : differing) names += (names.empty() ? "" : ", ") + n;
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  recorder.Event({{"type", "drill"}, {"phase", differing.empty() ? "lab converged" : "lab not converged"},
+                  {"waited_seconds", waited}, {"differing", names}});
+  if (!differing.empty() && progress)
+    std::fprintf(stderr, "drill: warning: routes of %s still differ from the start after 60 s; going on\n", names.c_str());
+}
+
 }  // namespace
 
 DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
@@ -176,7 +199,11 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
     LabObserver observer(lab.plan, {}, [&](const json& e) { recorder.Event(e); }, metrics.get());
     observer.Start();
     TransportRunContext ctx{s, lab.plan, plan, recorder, metrics.get(), &observer, o.progress};
-    for (const auto& t : transports) runs.push_back(RunTransport(ctx, t));
+    const RoutingSnapshot baseline = SnapshotBgpRoutes(lab.plan);  // the lab as verified
+    for (const auto& t : transports) {
+      WaitUntilConverged(lab.plan, baseline, recorder, o.progress);  // every transport starts alike
+      runs.push_back(RunTransport(ctx, t));
+    }
     observer.Stop();
     recorder.CopyFrrLogs(nx::LabPaths(lab.plan.name).root);
   } catch (...) {

@@ -6,11 +6,12 @@
 //   RC        the baseline mode, for reference
 // Prints goodput and CPU seconds per GB (whole process: both ends).
 //
-//   usage: mrc_goodput_bench [--seconds S] [--mtu BYTES] [--payload BYTES] [--msg BYTES]
+//   usage: mrc_goodput_bench [--seconds S] [--mtu BYTES] [--payload BYTES] [--msg BYTES] [--rounds N]
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -118,11 +119,13 @@ int main(int argc, char** argv) {
   int mtu = 9000;
   uint32_t payload = 8192;
   uint64_t msg = 1 << 20;
+  int rounds = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--seconds")) seconds = std::atof(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--mtu")) mtu = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--payload")) payload = static_cast<uint32_t>(std::atoi(argv[i + 1]));
     else if (!std::strcmp(argv[i], "--msg")) msg = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (!std::strcmp(argv[i], "--rounds")) rounds = std::atoi(argv[i + 1]);
   }
   if (!testing::CanCreateNamespaces()) {
     std::fprintf(stderr, "needs root and iproute2\n");
@@ -151,5 +154,21 @@ int main(int argc, char** argv) {
     if (mode == TransportMode::kMrc && evs == 1) mrc1 = r.goodput_gbps;
   }
   std::printf("mrc single-QP (1 EV) / raw UDP = %.0f%% (target >= 70%%)\n", raw.gbps > 0 ? 100 * mrc1 / raw.gbps : 0);
+  // The machine is shared: a ratio from back-to-back pairs (raw, then MRC at once) is steadier
+  // than one from runs seconds apart. The median of the pairs is the figure to quote.
+  std::vector<double> ratios;
+  for (int round = 0; round < rounds; ++round) {
+    const double raw_gbps = RawUdp(net, datagram, payload, seconds).gbps;
+    const PerfResult r = Mrc(net, TransportMode::kMrc, 1, payload, msg, seconds);
+    ok = ok && r.ok;
+    ratios.push_back(raw_gbps > 0 ? r.goodput_gbps / raw_gbps : 0);
+    std::printf("pair %d: raw %.2f Gb/s, mrc/1-ev %.2f Gb/s, ratio %.0f%%\n", round + 1, raw_gbps, r.goodput_gbps,
+                100 * ratios.back());
+  }
+  if (!ratios.empty()) {
+    std::sort(ratios.begin(), ratios.end());
+    std::printf("mrc single-QP / raw UDP, median of %d back-to-back pairs = %.0f%% (target >= 70%%)\n", rounds,
+                100 * ratios[ratios.size() / 2]);
+  }
   return ok ? 0 : 1;
 }

@@ -6,7 +6,7 @@ Two hosts on different leaves (host0 -> host5) exchange 256 KiB all-to-all steps
 over one QP pair on clos2-fast (unshaped links, so the only losses are the fault's). The busiest
 uplink of host0's plane-0 leaf is cut, either as `link_down` (carrier lost: BGP/BFD withdraw the
 link and the kernel reroutes) or as `blackhole` (carrier kept: routing never notices). Goodput
-is computed from the job's own steps (bytes / step time) in 50 ms bins.
+is computed from the job's own steps (bytes / step time) in 10 ms bins.
 
     sudo PYTHONPATH=build/python tests/bench/lab_failover_bench.py [--json]
 """
@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "build" / "python"))
 import mrclab  # noqa: E402
 
-BIN = 0.05
+BIN = 0.01
 CASES = [("mrc", "srv6"), ("mrc", "udp"), ("rc", "udp"), ("rc", "srv6")]
 
 
@@ -36,6 +36,33 @@ def busiest_uplink(lab, leaf):
     return max(spines, key=lambda s: tx_packets(lab, leaf, s) - before[s])
 
 
+def bgp_routes(lab):
+    """Every switch's BGP routes: {switch: {(prefix, next hops)}} (nhid ids ignored)."""
+    snapshot = {}
+    for sw in lab.switches:
+        routes, prefix, hops = set(), None, []
+        for line in lab.exec(sw.name, ["ip", "-6", "route", "show", "proto", "bgp"]).stdout.splitlines() + ["end"]:
+            words = line.split()
+            if line[:1] not in (" ", "\t"):
+                if prefix:
+                    routes.add((prefix, tuple(sorted(hops))))
+                prefix, hops = words[0], []
+            if "via" in words:
+                hops.append(words[words.index("via") + 1] + "%" + words[words.index("dev") + 1])
+        snapshot[sw.name] = routes
+    return snapshot
+
+
+def wait_converged(lab, baseline, timeout=60):
+    """Until every switch has the routes it had before the first case (a restored link is up
+    before its session, and the session before its routes)."""
+    deadline = time.monotonic() + timeout
+    while bgp_routes(lab) != baseline:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the fabric did not converge back within 60 s")
+        time.sleep(0.2)
+
+
 def goodput_series(steps, bytes_per_step):
     """(bin start time, Gbit/s) from step end times."""
     bins = {}
@@ -48,7 +75,8 @@ def goodput_series(steps, bytes_per_step):
     return [(b * BIN, bins.get(b, 0) * 8 / BIN / 1e9) for b in range(first, last + 1)]
 
 
-def measure(lab, transport, ev_mode, fault_kind):
+def measure(lab, transport, ev_mode, fault_kind, baseline):
+    wait_converged(lab, baseline)
     size = 256 << 10
     with lab.job(hosts=["host0", "host5"], transport=transport, ev_mode=ev_mode, evs=32,
                  collectives=[("all_to_all", size)], compute_seconds=0, step_timeout_seconds=3,
@@ -78,9 +106,10 @@ def main():
     args = parser.parse_args()
     rows = []
     with mrclab.Lab.deploy(ROOT / "labs" / "clos2-fast.yaml", name="bench-fo") as lab:
+        baseline = bgp_routes(lab)
         for fault_kind in ("link_down", "blackhole"):
             for transport, ev_mode in CASES:
-                rows.append(measure(lab, transport, ev_mode, fault_kind))
+                rows.append(measure(lab, transport, ev_mode, fault_kind, baseline))
                 if not args.json:
                     r = rows[-1]
                     rec = "never" if r["recovery_ms"] is None else f"{r['recovery_ms']:.0f} ms"

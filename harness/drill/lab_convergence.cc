@@ -1,0 +1,73 @@
+#include "harness/drill/lab_convergence.h"
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+#include "emulator/netns/processes.h"
+
+namespace mrclab::harness {
+namespace {
+
+// Parses `ip -6 route show proto bgp`: a route line, optionally followed by indented
+// "nexthop via ... dev ..." lines (ECMP).
+std::set<std::string> ParseRoutes(const std::string& text) {
+  std::set<std::string> routes;
+  std::string prefix;
+  std::vector<std::string> hops;
+  auto flush = [&] {
+    if (prefix.empty()) return;
+    std::sort(hops.begin(), hops.end());
+    std::string line = prefix;
+    for (const auto& h : hops) line += " " + h;
+    routes.insert(line);
+    prefix.clear();
+    hops.clear();
+  };
+  auto hop_of = [](std::istringstream& words) {
+    std::string w, via, dev;
+    while (words >> w) {
+      if (w == "via") words >> via;
+      else if (w == "dev") words >> dev;
+    }
+    return via.empty() && dev.empty() ? std::string() : "via " + via + " dev " + dev;
+  };
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty()) continue;
+    std::istringstream words(line);
+    if (line[0] == ' ' || line[0] == '\t') {
+      if (std::string h = hop_of(words); !h.empty()) hops.push_back(h);
+      continue;
+    }
+    flush();
+    words >> prefix;
+    if (std::string h = hop_of(words); !h.empty()) hops.push_back(h);
+  }
+  flush();
+  return routes;
+}
+
+}  // namespace
+
+RoutingSnapshot SnapshotBgpRoutes(const emulator::ResolvedLab& lab) {
+  RoutingSnapshot snap;
+  for (const auto* sw : lab.Switches()) {
+    std::string out;
+    emulator::netns::RunAndWait({"ip", "-n", sw->netns, "-6", "route", "show", "proto", "bgp"}, &out);
+    snap[sw->name] = ParseRoutes(out);
+  }
+  return snap;
+}
+
+std::set<std::string> DifferingSwitches(const RoutingSnapshot& baseline, const RoutingSnapshot& now) {
+  std::set<std::string> out;
+  for (const auto& [name, routes] : baseline) {
+    auto it = now.find(name);
+    if (it == now.end() || it->second != routes) out.insert(name);
+  }
+  return out;
+}
+
+}  // namespace mrclab::harness

@@ -1,0 +1,24 @@
+// "The fabric is back to where it was": the BGP routes of every switch (prefix and set of next
+// hops, as the kernel has them) compared with a snapshot taken when the lab was known good.
+// Drills wait for it before each transport, so that every transport starts on the same,
+// converged fabric even when the previous one's faults were reverted a moment ago (a link is
+// up before its session is Established, and the session before its routes are installed).
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "emulator/resolved_lab.h"
+
+namespace mrclab::harness {
+
+// switch -> { "prefix via ADDR dev IF[, via ...]" } (next hops sorted; nhid ids ignored)
+using RoutingSnapshot = std::map<std::string, std::set<std::string>>;
+
+RoutingSnapshot SnapshotBgpRoutes(const emulator::ResolvedLab& lab);
+
+// Switches whose routes differ from `baseline` (empty: converged).
+std::set<std::string> DifferingSwitches(const RoutingSnapshot& baseline, const RoutingSnapshot& now);
+
+}  // namespace mrclab::harness
