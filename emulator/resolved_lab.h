@@ -104,6 +104,10 @@ struct ResolvedLab {
   const ResolvedNode* FindNode(const std::string& name) const;  // nullptr if unknown
   std::vector<const ResolvedNode*> Switches() const;
   std::vector<const ResolvedNode*> Hosts() const;
+  // True for an interface on a switch-to-switch link (the ones that run BGP and BFD).
+  bool IsFabric(const ResolvedInterface& itf) const {
+    return itf.link >= 0 && static_cast<size_t>(itf.link) < links.size() && links[itf.link].fabric;
+  }
   // Expected number of BGP sessions, counted once per fabric link end (bgp mode).
   int ExpectedBgpSessions() const;
   // For every plane and every spine of it, one path that crosses that spine, between two

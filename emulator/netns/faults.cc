@@ -234,8 +234,8 @@ class FaultMeans {
     std::set<std::string> sessions;
     if (holds_.reconfigured.count(sw.name)) return sessions;  // its sessions may be changed
     for (const ResolvedInterface& itf : sw.interfaces) {
+      if (!lab_.IsFabric(itf)) continue;
       const ResolvedNode* peer = lab_.FindNode(itf.peer_node);
-      if (!peer || peer->kind != NodeKind::kSwitch) continue;
       if (holds_.down_links.count(itf.link) || holds_.dropping_links.count(itf.link) ||
           holds_.Stopped(peer->name, "bgpd") || holds_.reconfigured.count(peer->name))
         continue;

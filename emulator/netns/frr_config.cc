@@ -43,11 +43,8 @@ std::map<std::string, std::string> FrrConfigs(const ResolvedLab& lab, const Reso
         << " neighbor fabric peer-group\n"
         << " neighbor fabric remote-as external\n"
         << " neighbor fabric bfd\n";
-    for (const ResolvedInterface& itf : node.interfaces) {
-      const ResolvedNode* peer = lab.FindNode(itf.peer_node);
-      if (peer && peer->kind == NodeKind::kSwitch)
-        bgp << " neighbor " << itf.name << " interface peer-group fabric\n";
-    }
+    for (const ResolvedInterface& itf : node.interfaces)
+      if (lab.IsFabric(itf)) bgp << " neighbor " << itf.name << " interface peer-group fabric\n";
     bgp << " address-family ipv6 unicast\n"
         << "  neighbor fabric activate\n"
         << "  redistribute connected\n"

@@ -10,7 +10,6 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
-#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -202,8 +201,7 @@ CheckStatus LabVerifier::CheckBgp() {
       // bgpd not listening yet: all its sessions count as missing.
     }
     for (const ResolvedInterface& itf : sw->interfaces) {
-      const ResolvedNode* peer = impl_->lab.FindNode(itf.peer_node);
-      if (!peer || peer->kind != NodeKind::kSwitch) continue;
+      if (!impl_->lab.IsFabric(itf)) continue;
       auto it = states.find(itf.name);
       const std::string state = it == states.end() ? "no session" : it->second;
       if (state == "Established")
