@@ -16,12 +16,6 @@ namespace {
 
 constexpr uint32_t kPatternPeriod = 251;  // prime: consecutive messages differ in every byte
 
-double CpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-}
-
 double Percentile(std::vector<double>& v, double q) {
   if (v.empty()) return 0;
   const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5));
@@ -30,6 +24,12 @@ double Percentile(std::vector<double>& v, double q) {
 }
 
 }  // namespace
+
+double ProcessCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
 
 QpConfig DefaultRealtimeQpConfig(TransportMode transport, const std::vector<PerfEv>& evs, uint32_t mtu) {
   QpConfig q;
@@ -200,7 +200,7 @@ PerfResult RunPerf(const PerfConfig& c) {
       }
     });
 
-    const double cpu0 = CpuSeconds();
+    const double cpu0 = ProcessCpuSeconds();
     auto server_guard = boost::asio::make_work_guard(server_io);
     server.Start();
     std::thread server_thread([&] { server_io.run(); });
@@ -251,7 +251,7 @@ PerfResult RunPerf(const PerfConfig& c) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     boost::asio::post(server_io, [&] { server.Stop(); server_guard.reset(); server_io.stop(); });
     server_thread.join();
-    const double cpu = CpuSeconds() - cpu0;
+    const double cpu = ProcessCpuSeconds() - cpu0;
 
     r.seconds = std::chrono::duration<double>(end - start).count();
     r.messages = completed;

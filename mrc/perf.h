@@ -81,6 +81,9 @@ struct PerfResult {
   nlohmann::json ToJson() const;
 };
 
+// CPU seconds (user + system) this process has used so far; benchmarks and drills report it.
+double ProcessCpuSeconds();
+
 // Runs the transfer; never throws (setup errors come back in PerfResult::error).
 PerfResult RunPerf(const PerfConfig& config);
 

@@ -17,10 +17,6 @@
 
 namespace mrclab::emulator::netns {
 
-double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 std::string FaultJournal::PathOf(const std::string& lab_name) {
   return LabPaths(lab_name).root + "/faults.jsonl";
 }

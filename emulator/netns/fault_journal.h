@@ -43,6 +43,5 @@ class FaultJournal {
   int fd_ = -1;
 };
 
-double UnixNow();
 
 }  // namespace mrclab::emulator::netns

@@ -21,6 +21,7 @@
 #include "emulator/netns/lab_state.h"
 #include "emulator/netns/link_shaping.h"
 #include "emulator/netns/vty_client.h"
+#include "emulator/wall_clock.h"
 
 namespace mrclab::emulator::netns {
 namespace {

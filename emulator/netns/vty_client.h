@@ -21,6 +21,24 @@ struct VtyReply {
   int status = 0;  // FRR's CMD_* code: 0 success, 1 warning, ...
 };
 
+// One connection to a daemon's vty socket; commands on it run in order and the node a command
+// enters persists for the next (a connection starts in view mode: "enable", then "configure
+// terminal"...). Throws VtyError when the socket is absent or refuses, and from Send when the
+// daemon does not answer within the timeout or closes the connection.
+class VtyConnection {
+ public:
+  explicit VtyConnection(const std::string& socket_path);
+  ~VtyConnection();
+  VtyConnection(const VtyConnection&) = delete;
+  VtyConnection& operator=(const VtyConnection&) = delete;
+  VtyReply Send(const std::string& command,
+                std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
 // One connection, one command. Throws VtyError when the socket is absent, refuses, or the
 // daemon does not answer within the timeout.
 VtyReply VtyCommand(const std::string& socket_path, const std::string& command,

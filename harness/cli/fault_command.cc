@@ -10,6 +10,7 @@
 #include "emulator/netns/faults.h"
 #include "emulator/netns/interrupt.h"
 #include "emulator/netns/lab_state.h"
+#include "emulator/wall_clock.h"
 
 namespace mrclab::harness {
 namespace {
@@ -143,7 +144,7 @@ int List(const FaultArgs& a) {
     return 0;
   }
   if (active.empty()) std::printf("no active faults in lab %s\n", lab.name.c_str());
-  const double now = nx::UnixNow();
+  const double now = emulator::UnixNow();
   for (const auto& f : active)
     std::printf("%4d  %7.1f s ago  %s\n", f.id, now - f.applied_at, f.action.Describe(lab).c_str());
   return 0;

@@ -48,10 +48,6 @@ void WriteAtomically(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 std::string Sha256Hex(const std::string& data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "emulator/wall_clock.h"
 #include "harness/drill/verdict.h"
 
 namespace mrclab::harness {
@@ -57,7 +58,7 @@ class RunRecorder {
   bool steps_header_ = false;
 };
 
-double UnixNow();
+using emulator::UnixNow;
 std::string Sha256Hex(const std::string& data);  // for the scenario hash and lab digest
 
 }  // namespace mrclab::harness

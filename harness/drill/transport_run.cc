@@ -1,6 +1,5 @@
 #include "harness/drill/transport_run.h"
 
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <atomic>
@@ -14,6 +13,7 @@
 #include "emulator/netns/faults.h"
 #include "emulator/netns/interrupt.h"
 #include "harness/telemetry/lab_observer.h"
+#include "mrc/perf.h"
 #include "harness/telemetry/metrics_exporter.h"
 
 namespace mrclab::harness {
@@ -21,12 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 namespace nx = emulator::netns;
-
-double CpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-}
 
 // Polls `done` every 20 ms until it is true (returns true) or `deadline` passes (false).
 // Ctrl-C throws Interrupted.
@@ -176,7 +170,7 @@ TransportRun RunTransport(const TransportRunContext& ctx, const TransportSpec& t
   };
 
   TrainingJob job(ctx.lab, MakeJobConfig(s, ctx.lab, transport), on_event, on_step);
-  const double cpu0 = CpuSeconds();
+  const double cpu0 = mrc::ProcessCpuSeconds();
   const double job_timeout = s.job.step_timeout_seconds + 5;
 
   // Every second while the job runs: per-EV and per-link samples to the run directory and
@@ -275,7 +269,7 @@ TransportRun RunTransport(const TransportRunContext& ctx, const TransportSpec& t
     PollUntil(After(job_timeout + 5), [&] { return !running(); });
     run.job = job.Wait();
   }
-  run.cpu_seconds = CpuSeconds() - cpu0;
+  run.cpu_seconds = mrc::ProcessCpuSeconds() - cpu0;
   ctx.recorder.Event({{"type", "job_state"}, {"job", name}, {"state", ToString(run.job.state)},
                       {"reason", run.job.reason}, {"steps", run.job.steps}});
   if (metrics) metrics->JobState(name, std::string(ToString(run.job.state)));

@@ -11,6 +11,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "emulator/wall_clock.h"
 #include "harness/job/collective_data.h"
 #include "harness/job/ev_plan.h"
 #include "mrc/perf.h"
@@ -21,9 +22,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using emulator::ResolvedLab;
 
-double WallNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using emulator::UnixNow;
 double SteadyNow() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
 
 constexpr int kMaxSlots = 255;  // the slot travels in the immediate's top 8 bits
@@ -107,7 +106,7 @@ struct TrainingJob::Impl {
   }
 
   void Emit(nlohmann::json event) {
-    event["t"] = WallNow();
+    event["t"] = UnixNow();
     event["job"] = config.label;
     if (on_event) on_event(event);
   }
@@ -384,7 +383,7 @@ struct TrainingJob::Impl {
       done_ranks = 0;
       reports.assign(n, {});
       lock.unlock();
-      const double start_wall = WallNow(), start = SteadyNow();
+      const double start_wall = UnixNow(), start = SteadyNow();
       for (auto& rank : ranks) {
         Rank* r = rank.get();
         boost::asio::post(*ios[r->host->io], [this, r, step] { BeginStep(*r, step); });

@@ -1,16 +1,11 @@
 #include "harness/telemetry/lab_observer.h"
 
-#include <poll.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <condition_variable>
-#include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -18,6 +13,7 @@
 #include "emulator/netns/lab_state.h"
 #include "emulator/netns/namespaces.h"
 #include "emulator/netns/vty_client.h"
+#include "emulator/wall_clock.h"
 #include "harness/telemetry/metrics_exporter.h"
 
 namespace mrclab::harness {
@@ -29,96 +25,59 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::chrono::milliseconds kVtyTimeout{1000};
 
-double UnixNow() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+using emulator::UnixNow;
 
 // The daemon answered, but not with what we can read: an observer_error, not "unreachable".
 struct BadReply : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A kept connection to one FRR daemon's vty socket, in enable mode (bfdd installs its show
-// commands only there). Same protocol as emulator::netns::VtyCommand, but one connection serves
-// every poll. Connection problems throw nx::VtyError; a kept connection that fails is retried
-// once on a fresh one (the daemon may have restarted).
+// A kept connection to one FRR daemon's vty socket (nx::VtyConnection), in enable mode (bfdd
+// installs its show commands only there): one connection serves every poll. Connection
+// problems throw nx::VtyError; a kept connection that fails is retried once on a fresh one (the
+// daemon may have restarted).
 class VtySession {
  public:
   explicit VtySession(std::string path) : path_(std::move(path)) {}
-  ~VtySession() { Close(); }
-  VtySession(const VtySession&) = delete;
-  VtySession& operator=(const VtySession&) = delete;
 
   std::string Command(const std::string& command) {
-    const bool kept = fd_ >= 0;
+    const bool kept = connection_ != nullptr;
     try {
       if (!kept) Connect();
       return Exchange(command);
     } catch (const nx::VtyError&) {
-      Close();
+      connection_.reset();
       if (!kept) throw;
     }
     Connect();
     try {
       return Exchange(command);
     } catch (const nx::VtyError&) {
-      Close();
+      connection_.reset();
       throw;
     }
   }
 
  private:
   void Connect() {
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    if (path_.size() >= sizeof(addr.sun_path)) throw nx::VtyError(path_ + ": path too long");
-    std::memcpy(addr.sun_path, path_.c_str(), path_.size() + 1);
-    fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd_ < 0) throw nx::VtyError(std::string("socket: ") + std::strerror(errno));
-    if (connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-      const std::string why = std::strerror(errno);
-      Close();
-      throw nx::VtyError(path_ + ": " + why);
-    }
+    connection_ = std::make_unique<nx::VtyConnection>(path_);
     try {
       Exchange("enable");
     } catch (...) {
-      Close();
+      connection_.reset();
       throw;
     }
   }
 
   std::string Exchange(const std::string& command) {
-    const std::string line = command + '\0';
-    if (send(fd_, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size()))
-      throw nx::VtyError(path_ + ": send: " + std::strerror(errno));
-    const auto deadline = Clock::now() + kVtyTimeout;
-    std::string buf;
-    char chunk[65536];
-    while (buf.size() < 4 || buf.compare(buf.size() - 4, 3, std::string(3, '\0')) != 0) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) throw nx::VtyError(path_ + ": no answer to '" + command + "'");
-      pollfd pfd{fd_, POLLIN, 0};
-      if (poll(&pfd, 1, static_cast<int>(left.count())) <= 0) continue;
-      const ssize_t n = recv(fd_, chunk, sizeof(chunk), 0);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) throw nx::VtyError(path_ + ": connection closed during '" + command + "'");
-      buf.append(chunk, static_cast<size_t>(n));
-    }
-    const int status = static_cast<unsigned char>(buf.back());
-    buf.resize(buf.size() - 4);
-    if (status != 0) throw BadReply("'" + command + "' failed (" + std::to_string(status) + "): " + buf);
-    return buf;
-  }
-
-  void Close() {
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
+    nx::VtyReply reply = connection_->Send(command, kVtyTimeout);
+    if (reply.status != 0)
+      throw BadReply("'" + command + "' failed (" + std::to_string(reply.status) + "): " + reply.output);
+    return std::move(reply.output);
   }
 
   std::string path_;
-  int fd_ = -1;
+  std::unique_ptr<nx::VtyConnection> connection_;
 };
 
 using PeerStates = std::map<std::string, std::string>;  // peer -> state

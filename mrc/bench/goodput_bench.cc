@@ -7,7 +7,6 @@
 // Prints goodput and CPU seconds per GB (whole process: both ends).
 //
 //   usage: mrc_goodput_bench [--seconds S] [--mtu BYTES] [--payload BYTES] [--msg BYTES] [--rounds N]
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -27,12 +26,6 @@
 using namespace mrclab::mrc;
 
 namespace {
-
-double CpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-}
 
 struct RawResult {
   double gbps = 0, cpu_per_gb = 0;
@@ -57,7 +50,7 @@ RawResult RawUdp(const testing::VethNamespacePair& net, size_t datagram, size_t 
 
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> received{0};
-  const double cpu0 = CpuSeconds();
+  const double cpu0 = ProcessCpuSeconds();
   std::thread receiver([&] {
     constexpr int kBatch = 32;
     std::vector<uint8_t> buf(kBatch * 16384);
@@ -91,7 +84,7 @@ RawResult RawUdp(const testing::VethNamespacePair& net, size_t datagram, size_t 
   usleep(50000);  // drain: the receiver polls with a 100 ms timeout
   stop = true;
   receiver.join();
-  const double cpu = CpuSeconds() - cpu0;
+  const double cpu = ProcessCpuSeconds() - cpu0;
   close(rfd);
   close(sfd);
   const double bytes = static_cast<double>(received.load()) * payload;
