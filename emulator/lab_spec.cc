@@ -392,4 +392,12 @@ uint64_t ParseRate(const std::string& text) {
   return static_cast<uint64_t>(bps);
 }
 
+std::string FormatRate(uint64_t rate_bps) {
+  static const std::pair<uint64_t, const char*> kUnits[] = {
+      {1000000000000ULL, "Tbit"}, {1000000000ULL, "Gbit"}, {1000000ULL, "Mbit"}, {1000ULL, "kbit"}};
+  for (const auto& [unit, name] : kUnits)
+    if (rate_bps >= unit && rate_bps % unit == 0) return std::to_string(rate_bps / unit) + name;
+  return std::to_string(rate_bps) + "bit";
+}
+
 }  // namespace mrclab::emulator

@@ -69,5 +69,7 @@ LabSpec ParseLabText(const std::string& yaml_text, const std::string& source_nam
 
 // "1Gbit" -> 1000000000. Throws std::invalid_argument with a reason.
 uint64_t ParseRate(const std::string& text);
+// "100Mbit", "1Gbit", "1500kbit", "7bit": the largest decimal unit that divides the rate.
+std::string FormatRate(uint64_t rate_bps);
 
 }  // namespace mrclab::emulator

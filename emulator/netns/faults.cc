@@ -153,6 +153,8 @@ class FaultMeans {
       case FaultKind::kConfigChange:
         RestoreConfig();
         break;
+      default:  // not fabric actions: ValidateFault refuses them
+        break;
     }
   }
 
@@ -199,6 +201,8 @@ class FaultMeans {
         }
         break;
       case FaultKind::kConfigChange:
+        break;
+      default:  // not fabric actions: ValidateFault refuses them
         break;
     }
   }

@@ -1,4 +1,5 @@
-// Fault injection into a deployed lab (netns backend), with kernel and FRR means only.
+// Fault injection into a deployed lab (netns backend), with kernel and FRR means only. The
+// vocabulary (FaultKind, FaultAction, validation) is emulator/fault.h.
 //
 //   link_down      both veth ends of a link administratively down (netlink)
 //   blackhole      the link keeps its carrier but its receiving end(s) drop everything
@@ -31,72 +32,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "emulator/fault.h"
 #include "emulator/resolved_lab.h"
 
 namespace mrclab::emulator::netns {
-
-class FaultError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-enum class FaultKind {
-  kLinkDown,
-  kBlackhole,
-  kLoss,
-  kRate,
-  kSwitchDown,
-  kPlaneDown,
-  kBgpReset,
-  kConfigChange
-};
-// "link_down", "blackhole", "loss", "rate", "switch_down", "plane_down", "bgp_reset",
-// "config_change"
-std::string_view ToString(FaultKind kind);
-std::optional<FaultKind> ParseFaultKind(std::string_view text);
-
-// Relative to ResolvedLink a/b: kAToB drops what a sends to b (at b's ingress).
-enum class Direction { kBoth, kAToB, kBToA };
-std::string_view ToString(Direction direction);                  // "both", "a-b", "b-a"
-std::optional<Direction> ParseDirection(std::string_view text);  // the same words
-
-struct FaultAction {
-  FaultKind kind = FaultKind::kLinkDown;
-  int link = -1;           // link_down, blackhole, loss, rate: index into ResolvedLab::links
-  std::string node;        // switch_down, bgp_reset, config_change: a switch name
-  int plane = -1;          // plane_down
-  Direction direction = Direction::kBoth;  // blackhole, loss
-  double loss_rate = 0;    // loss: probability 0..1 (resolution 1e-4)
-  uint64_t rate_bps = 0;   // rate: new rate of the link (both ends)
-  std::string bgp_mode = "clear";  // bgp_reset: "clear" or "restart"
-  // config_change: lines entered in `configure terminal` of the daemon that owns the first
-  // line (ConfigDaemon); revert_lines undo them, or, if empty, the revert restarts the
-  // switch's FRR daemons from their deployed configuration files.
-  std::vector<std::string> config_lines;
-  std::vector<std::string> revert_lines;
-
-  // "blackhole p0-leaf0:spine0 <-> p0-spine0:leaf0 (both directions)"
-  std::string Describe(const ResolvedLab& lab) const;
-  // Only the fields the kind uses, plus "kind"; FromJson throws FaultError naming the field.
-  nlohmann::json ToJson() const;
-  static FaultAction FromJson(const nlohmann::json& doc);
-};
-
-// Throws FaultError naming the field and the reason when the action does not fit the lab:
-// unknown link, node not a switch, plane out of range, rate 0, loss outside 0..1, a BGP fault
-// on a static lab, config lines that span daemons, ...
-void ValidateFault(const ResolvedLab& lab, const FaultAction& action);
-
-// The FRR daemon that owns a configuration line, by its first words (a leading "no " is
-// ignored): "router bgp", "bgp ...", "ip|ipv6 as-path|community-list|...", "route-map",
-// "ip|ipv6 prefix-list", "access-list" -> bgpd; "ip route", "ipv6 route" -> staticd;
-// "bfd" -> bfdd; anything else ("interface", ...) -> zebra.
-std::string ConfigDaemon(const std::string& line);
-
-// "p0-leaf0:spine0" (node:interface, either end of the link), "p0-leaf0--p0-spine0" (the one
-// link between two nodes) or a link index ("7") -> link index. Throws FaultError naming the
-// target and why it does not name a link.
-int ResolveLinkTarget(const ResolvedLab& lab, const std::string& target);
 
 struct ActiveFault {
   int id = 0;

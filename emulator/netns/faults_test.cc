@@ -27,12 +27,12 @@ std::string ErrorOf(const std::function<void()>& fn) {
 }
 
 TEST(Faults, KindNamesRoundTrip) {
-  for (FaultKind k : {FaultKind::kLinkDown, FaultKind::kBlackhole, FaultKind::kLoss,
-                      FaultKind::kRate, FaultKind::kSwitchDown, FaultKind::kPlaneDown,
-                      FaultKind::kBgpReset, FaultKind::kConfigChange})
-    EXPECT_EQ(ParseFaultKind(ToString(k)), k);
+  for (const auto& info : emulator::FaultKinds()) EXPECT_EQ(ParseFaultKind(ToString(info.kind)), info.kind);
   EXPECT_EQ(ToString(FaultKind::kPlaneDown), "plane_down");
-  EXPECT_FALSE(ParseFaultKind("flap"));
+  EXPECT_FALSE(ParseFaultKind("flapping"));
+  // flap is planned into link_down windows; a FaultAction never carries it.
+  EXPECT_THROW(FaultAction::FromJson({{"kind", "flap"}, {"link", 0}}), emulator::FaultError);
+  EXPECT_THROW(FaultAction::FromJson({{"kind", "ev_deny"}}), emulator::FaultError);
   EXPECT_EQ(ParseDirection("a-b"), Direction::kAToB);
   EXPECT_FALSE(ParseDirection("up"));
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "emulator/lab_spec.h"
 #include "emulator/netns/processes.h"
 
 namespace mrclab::emulator::netns {
@@ -30,13 +31,4 @@ void ShapeInterface(const std::string& netns, const std::string& ifname,
                            (rate_bps ? "shaping to " + FormatRate(*rate_bps) : "removing the shaping") +
                            " failed: " + output);
 }
-
-std::string FormatRate(uint64_t rate_bps) {
-  static const std::pair<uint64_t, const char*> kUnits[] = {
-      {1000000000000ULL, "Tbit"}, {1000000000ULL, "Gbit"}, {1000000ULL, "Mbit"}, {1000ULL, "kbit"}};
-  for (const auto& [unit, name] : kUnits)
-    if (rate_bps >= unit && rate_bps % unit == 0) return std::to_string(rate_bps / unit) + name;
-  return std::to_string(rate_bps) + "bit";
-}
-
 }  // namespace mrclab::emulator::netns

@@ -19,7 +19,4 @@ std::vector<std::string> TbfArgs(const std::string& ifname, uint64_t rate_bps);
 void ShapeInterface(const std::string& netns, const std::string& ifname,
                     std::optional<uint64_t> rate_bps);
 
-// "100Mbit", "1Gbit", "1500kbit", "7bit": the largest decimal unit that divides the rate.
-std::string FormatRate(uint64_t rate_bps);
-
 }  // namespace mrclab::emulator::netns

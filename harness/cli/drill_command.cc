@@ -15,6 +15,7 @@ namespace {
 
 struct DrillArgs {
   std::string scenario;
+  std::string backend;
   DrillOptions options;
   std::string metrics = "127.0.0.1:9464";
   bool json = false, quiet = false, check = false, report = false;
@@ -22,18 +23,21 @@ struct DrillArgs {
 
 // --check: parse the scenario and plan its faults against the lab without touching anything.
 int Check(const Scenario& s, const DrillArgs& a) {
+  CheckBackendSupport(s, a.options);
+  const std::string backend(ToString(ChosenBackend(s, a.options)));
   const std::string lab = a.options.lab.empty() ? s.lab : a.options.lab;
   emulator::ResolvedLab plan = std::filesystem::exists(lab) ? emulator::Resolve(emulator::ParseLabFile(lab))
                                                             : emulator::netns::LoadDeployedLab(lab);
   const FaultPlan faults = PlanFaults(s, plan);
   if (a.json) {
-    std::cout << nlohmann::json{{"scenario", s.name}, {"lab", plan.name}, {"faults", faults.ToJson()},
-                                {"schedule_seconds", faults.end_seconds}}.dump(2) << "\n";
+    std::cout << nlohmann::json{{"scenario", s.name}, {"lab", plan.name}, {"backend", backend},
+                                {"faults", faults.ToJson()}, {"schedule_seconds", faults.end_seconds}}.dump(2)
+              << "\n";
     return 0;
   }
-  std::printf("scenario %s is valid: lab %s, %zu transport(s), %zu fault(s) over %.1f s, %zu SLO(s)\n",
-              s.name.c_str(), plan.name.c_str(), s.transports.size(), faults.faults.size(), faults.end_seconds,
-              s.slos.size());
+  std::printf("scenario %s is valid: lab %s (%s backend), %zu transport(s), %zu fault(s) over %.1f s, %zu SLO(s)\n",
+              s.name.c_str(), plan.name.c_str(), backend.c_str(), s.transports.size(), faults.faults.size(),
+              faults.end_seconds, s.slos.size());
   for (const auto& f : faults.faults) {
     std::printf("  at %6.2f s  %s", f.windows.front().apply, f.description.c_str());
     if (f.windows.front().revert != kUntilEnd)
@@ -59,6 +63,10 @@ void AddDrillCommand(CLI::App& app, int& exit_status) {
   cmd->add_option("--metrics", a.metrics, "Prometheus endpoint address (HOST:PORT), or 'off'")
       ->capture_default_str();
   cmd->add_option("--transport", a.options.transports, "Run only this transport of the scenario (repeatable)");
+  cmd->add_option("--backend", a.backend,
+                  "netns: an emulated lab (namespaces, FRR, kernel SRv6; real time); ns3: the same lab simulated "
+                  "(virtual time; no FRR). Default: the scenario's backend key, else netns")
+      ->check(CLI::IsMember({"netns", "ns3"}));
   cmd->add_flag("--keep-lab", a.options.keep_lab, "Leave a lab the drill deployed in place");
   cmd->add_flag("--check", a.check, "Validate the scenario and show its fault plan; change nothing");
   cmd->add_flag("--report", a.report, "Also write report.html and report.md into the run directory");
@@ -70,10 +78,14 @@ void AddDrillCommand(CLI::App& app, int& exit_status) {
       "  schedule, runs tail steps, reverts every fault (also on Ctrl-C) and writes\n"
       "  runs/<time>-<scenario>/{events.jsonl,steps.csv,evs.csv,links.csv,result.json,junit.xml,frr-logs/}\n"
       "  (and report.html/report.md with --report; later: mrclab report DIR, mrclab compare DIR DIR).\n"
+      "Simulation: mrclab drill scenarios/default.yaml --backend ns3\n"
+      "  runs the same scenario on the same lab as an ns-3 simulation (same run directory; times are\n"
+      "  simulated seconds); bgp_reset and config_change need the emulated lab.\n"
       "Exit status: 0 every SLO passed, 1 an SLO failed, 2 error, 130 interrupted.\n"
       "Live metrics: curl -s http://127.0.0.1:9464/metrics | grep mrclab_");
   cmd->callback([&exit_status] {
     const Scenario s = ParseScenarioFile(a.scenario);
+    if (!a.backend.empty()) a.options.backend = emulator::ParseBackend(a.backend);
     if (a.check) {
       exit_status = Check(s, a);
       return;

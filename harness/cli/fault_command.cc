@@ -18,7 +18,7 @@ namespace {
 namespace nx = emulator::netns;
 using emulator::ResolvedLab;
 using nlohmann::json;
-using nx::FaultKind;
+using emulator::FaultKind;
 
 struct FaultArgs {
   std::string lab, kind, target, id;
@@ -31,19 +31,16 @@ struct FaultArgs {
 // Bad input: exit status 2 with one line naming the argument.
 [[noreturn]] void Bad(const std::string& what) { throw std::invalid_argument(what); }
 
-bool OnLink(FaultKind k) {
-  return k == FaultKind::kLinkDown || k == FaultKind::kBlackhole || k == FaultKind::kLoss ||
-         k == FaultKind::kRate;
-}
+bool OnLink(FaultKind k) { return emulator::Info(k).target == emulator::FaultTarget::kLink; }
 
-nx::FaultAction BuildAction(const ResolvedLab& lab, const FaultArgs& a) {
-  nx::FaultAction action;
-  auto kind = nx::ParseFaultKind(a.kind);
-  if (!kind)
+emulator::FaultAction BuildAction(const ResolvedLab& lab, const FaultArgs& a) {
+  emulator::FaultAction action;
+  auto kind = emulator::ParseFaultKind(a.kind);
+  if (!kind || emulator::Info(*kind).controller || *kind == FaultKind::kFlap)
     Bad("KIND '" + a.kind + "' is not one of link_down, blackhole, loss, rate, switch_down, "
         "plane_down, bgp_reset, config_change");
   action.kind = *kind;
-  const std::string name(nx::ToString(action.kind));
+  const std::string name(emulator::ToString(action.kind));
   auto only_for = [&](bool given, const char* option, bool allowed, const char* kinds) {
     if (given && !allowed) Bad(std::string(option) + " applies to " + kinds + " only, not " + name);
   };
@@ -58,8 +55,8 @@ nx::FaultAction BuildAction(const ResolvedLab& lab, const FaultArgs& a) {
 
   if (OnLink(action.kind)) {
     try {
-      action.link = nx::ResolveLinkTarget(lab, a.target);
-    } catch (const nx::FaultError& e) {
+      action.link = emulator::ResolveLinkTarget(lab, a.target);
+    } catch (const emulator::FaultError& e) {
       Bad(e.what());
     }
   } else if (action.kind == FaultKind::kPlaneDown) {
@@ -72,7 +69,7 @@ nx::FaultAction BuildAction(const ResolvedLab& lab, const FaultArgs& a) {
     action.node = a.target;
   }
   if (!a.direction.empty()) {
-    auto d = nx::ParseDirection(a.direction);
+    auto d = emulator::ParseDirection(a.direction);
     if (!d) Bad("--direction '" + a.direction + "' is not both, a-b or b-a");
     action.direction = *d;
   }
@@ -101,8 +98,8 @@ nx::FaultAction BuildAction(const ResolvedLab& lab, const FaultArgs& a) {
     action.revert_lines = a.revert_config;
   }
   try {
-    nx::ValidateFault(lab, action);
-  } catch (const nx::FaultError& e) {
+    emulator::ValidateFault(lab, action);
+  } catch (const emulator::FaultError& e) {
     Bad(e.what());
   }
   return action;
@@ -110,12 +107,12 @@ nx::FaultAction BuildAction(const ResolvedLab& lab, const FaultArgs& a) {
 
 int Apply(const FaultArgs& a) {
   ResolvedLab lab = nx::LoadDeployedLab(a.lab);
-  nx::FaultAction action = BuildAction(lab, a);
+  emulator::FaultAction action = BuildAction(lab, a);
   nx::FaultInjector injector(lab);
   int id = 0;
   try {
     id = injector.Apply(action);
-  } catch (const nx::FaultError& e) {
+  } catch (const emulator::FaultError& e) {
     std::fprintf(stderr, "mrclab: error: %s\n", e.what());
     // A configuration line FRR refuses is bad input; anything else is a failed operation.
     return action.kind == FaultKind::kConfigChange ? 2 : 1;
@@ -162,7 +159,7 @@ int Revert(const FaultArgs& a) {
     int count = 0;
     try {
       count = nx::RevertLeftoverFaults(lab);
-    } catch (const nx::FaultError& e) {
+    } catch (const emulator::FaultError& e) {
       std::fprintf(stderr, "mrclab: error: %s\n", e.what());
       status = 1;
     }
@@ -194,7 +191,7 @@ int Revert(const FaultArgs& a) {
       if (active) reverted.push_back({{"id", id}, {"description", description}});
       lines.push_back(active ? "fault " + a.id + " reverted: " + description
                              : "fault " + a.id + " was already reverted");
-    } catch (const nx::FaultError& e) {
+    } catch (const emulator::FaultError& e) {
       std::fprintf(stderr, "mrclab: error: %s\n", e.what());
       status = 1;
     }

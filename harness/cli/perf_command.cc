@@ -7,7 +7,7 @@
 #include "emulator/netns/lab_state.h"
 #include "emulator/resolved_lab.h"
 #include "harness/job/ev_plan.h"
-#include "mrc/perf.h"
+#include "mrc/asio/perf.h"
 
 namespace mrclab::harness {
 namespace {
@@ -29,7 +29,7 @@ mrc::PerfConfig BuildConfig(const ResolvedLab& lab, const PerfArgs& a) {
   if (a.src == a.dst) throw std::invalid_argument("source and destination are the same host");
   mrc::PerfConfig config;
   config.transport = a.transport == "rc" ? mrc::TransportMode::kRc : mrc::TransportMode::kMrc;
-  config.ev_mode = a.ev_mode == "udp" ? mrc::EvMode::kUdp : mrc::EvMode::kSrv6;
+  config.ev_mode = *mrc::ParseEvMode(a.ev_mode);
   config.message_bytes = a.msg;
   config.total_bytes = a.size;
   config.duration_seconds = a.duration;

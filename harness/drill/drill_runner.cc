@@ -1,90 +1,18 @@
 #include "harness/drill/drill_runner.h"
 
-#include <sys/utsname.h>
-
-#include <chrono>
+#include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
-#include <thread>
 
-#include "emulator/netns/deploy.h"
-#include "emulator/netns/faults.h"
-#include "emulator/netns/interrupt.h"
-#include "emulator/netns/frr_daemons.h"
-#include "emulator/netns/lab_state.h"
-#include "emulator/netns/processes.h"
 #include "harness/drill/fault_plan.h"
-#include "harness/drill/lab_convergence.h"
 #include "harness/drill/run_recorder.h"
 #include "harness/drill/transport_run.h"
-#include "harness/telemetry/lab_observer.h"
 #include "harness/telemetry/metrics_exporter.h"
 
 namespace mrclab::harness {
 namespace {
 
-namespace fs = std::filesystem;
-namespace nx = emulator::netns;
 using nlohmann::json;
-
-struct LabChoice {
-  emulator::ResolvedLab plan;
-  std::string text;     // lab file text when the drill may deploy it
-  bool deployed = false;  // already deployed: reuse, never destroy
-};
-
-bool IsDeployed(const std::string& name) { return fs::exists(nx::LabPaths(name).lab_json); }
-
-LabChoice ChooseLab(const Scenario& s, const DrillOptions& o) {
-  const std::string lab = o.lab.empty() ? s.lab : o.lab;
-  const std::string field = o.lab.empty() ? "lab" : "--lab";
-  LabChoice c;
-  if (fs::exists(lab) && fs::is_regular_file(lab)) {
-    std::ifstream in(lab);
-    std::stringstream text;
-    text << in.rdbuf();
-    c.text = text.str();
-    c.plan = emulator::Resolve(emulator::ParseLabText(c.text, lab));
-    if (IsDeployed(c.plan.name)) {
-      const emulator::ResolvedLab running = nx::LoadDeployedLab(c.plan.name);
-      auto plan_of = [](const emulator::ResolvedLab& l) {  // the plan, not where it was read from
-        json j = l.ToJson();
-        j.erase("source");
-        return j;
-      };
-      if (plan_of(running) != plan_of(c.plan))
-        throw ScenarioError(s.file, field, "lab '" + c.plan.name + "' is deployed with a different plan than " + lab +
-                                               "; destroy it (mrclab destroy " + c.plan.name + ") or name the deployed lab");
-      c.plan = running;
-      c.deployed = true;
-    }
-    return c;
-  }
-  if (lab.find('/') != std::string::npos || lab.ends_with(".yaml"))
-    throw ScenarioError(s.file, field, "lab file '" + lab + "' does not exist");
-  if (!IsDeployed(lab))
-    throw ScenarioError(s.file, field, "'" + lab + "' is neither a lab file nor a deployed lab (mrclab list)");
-  c.plan = nx::LoadDeployedLab(lab);
-  if (nx::ReadLabJson(lab).value("state", "") != "ready")
-    throw ScenarioError(s.file, field, "lab '" + lab + "' is not ready (mrclab list)");
-  c.deployed = true;
-  return c;
-}
-
-std::string FirstLine(const std::vector<std::string>& argv) {
-  std::string out;
-  if (nx::RunAndWait(argv, &out) != 0) return "unknown";
-  return out.substr(0, out.find('\n'));
-}
-
-json Versions() {
-  utsname u{};
-  uname(&u);
-  return {{"mrclab", MRCLAB_VERSION}, {"kernel", u.release}, {"frr", FirstLine({nx::FrrDir() + "/zebra", "--version"})}};
-}
 
 json RunJson(const TransportRun& run, const Scenario& s) {
   const StepStats st = ComputeStepStats(run.steps);
@@ -98,7 +26,7 @@ json RunJson(const TransportRun& run, const Scenario& s) {
   }
   return {{"name", run.transport.name},
           {"transport", mrc::ToString(run.transport.transport)},
-          {"ev_mode", run.transport.ev_mode == mrc::EvMode::kSrv6 ? "srv6" : "udp"},
+          {"ev_mode", mrc::ToString(run.transport.ev_mode)},
           {"evs", run.transport.evs},
           {"job", {{"state", ToString(run.job.state)}, {"reason", run.job.reason}, {"steps", run.job.steps},
                    {"bytes_verified", run.job.bytes_verified}, {"bytes_lost", run.job.bytes_bad},
@@ -140,79 +68,59 @@ void PrintSummary(const std::vector<TransportRun>& runs, const std::vector<SloRe
   std::printf("results: %s\n", dir.c_str());
 }
 
-// Polls until every switch has the BGP routes it had in `baseline` (see lab_convergence.h), for
-// at most a minute.
-void WaitUntilConverged(const emulator::ResolvedLab& lab, const RoutingSnapshot& baseline, RunRecorder& recorder,
-                        bool progress) {
-  const auto start = std::chrono::steady_clock::now();
-  std::set<std::string> differing = DifferingSwitches(baseline, SnapshotBgpRoutes(lab));
-  while (!differing.empty() && std::chrono::steady_clock::now() - start < std::chrono::seconds(60)) {
-    nx::ThrowIfInterrupted();
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    differing = DifferingSwitches(baseline, SnapshotBgpRoutes(lab));
-  }
-  std::string names;
-  for (const auto& n : differing) names += (names.empty() ? "" : ", ") + n;
-  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  recorder.Event({{"type", "drill"}, {"phase", differing.empty() ? "lab converged" : "lab not converged"},
-                  {"waited_seconds", waited}, {"differing", names}});
-  if (!differing.empty() && progress)
-    std::fprintf(stderr, "drill: warning: routes of %s still differ from the start after 60 s; going on\n", names.c_str());
-}
-
 }  // namespace
 
 DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
-  LabChoice lab = ChooseLab(s, o);
-  const FaultPlan plan = PlanFaults(s, lab.plan);  // every target checked before anything changes
+  CheckBackendSupport(s, o);
+  std::unique_ptr<DrillBackend> backend = MakeDrillBackend(s, o);
+  const emulator::ResolvedLab& lab = backend->lab();
+  const FaultPlan plan = PlanFaults(s, lab);  // every target checked before anything changes
   std::vector<TransportSpec> transports;
   for (const auto& t : s.transports)
     if (o.transports.empty() || std::find(o.transports.begin(), o.transports.end(), t.name) != o.transports.end())
       transports.push_back(t);
   if (transports.empty()) throw ScenarioError(s.file, "--transport", "selects none of the scenario's transports");
 
-  const double started = UnixNow();
+  const double started_unix = UnixNow();
   std::unique_ptr<DrillMetrics> metrics;
   if (!o.metrics_bind.empty()) metrics = std::make_unique<DrillMetrics>(MetricsOptions{o.metrics_bind});
-  RunRecorder recorder(o.out_root, s.name, s.text);
+  RunRecorder recorder(o.out_root, s.name, s.text, [&backend] { return backend->Now(); });
+  const std::string backend_name(ToString(backend->kind()));
   if (o.progress) {
-    std::fprintf(stderr, "drill %s: lab %s (%s), %zu fault(s), run directory %s\n", s.name.c_str(),
-                 lab.plan.name.c_str(), lab.deployed ? "reused" : "deploying", plan.faults.size(), recorder.dir().c_str());
+    std::fprintf(stderr, "drill %s: lab %s (%s, %s), %zu fault(s), run directory %s\n", s.name.c_str(),
+                 lab.name.c_str(), backend_name.c_str(), backend->reused() ? "reused" : "preparing",
+                 plan.faults.size(), recorder.dir().c_str());
     if (metrics) std::fprintf(stderr, "metrics: %s\n", metrics->url().c_str());
   }
-  recorder.WriteLab(lab.plan.ToJson());
-  recorder.Event({{"type", "drill"}, {"phase", "start"}, {"scenario", s.name}, {"lab", lab.plan.name},
-                  {"plan", plan.ToJson()}});
+  recorder.WriteLab(lab.ToJson());
+  auto event = [&recorder](const json& e) { recorder.Event(e); };
 
-  const bool deploy = !lab.deployed;
-  if (deploy) {
-    nx::DeployOptions d;
-    d.progress = o.progress;
-    d.lab_text = lab.text;
-    nx::Deploy(lab.plan, d);
-    recorder.Event({{"type", "drill"}, {"phase", "lab deployed"}, {"lab", lab.plan.name}});
-  }
+  const bool prepare = !backend->reused();
   std::vector<TransportRun> runs;
+  const double started = backend->Now();
+  recorder.Event({{"type", "drill"}, {"phase", "start"}, {"scenario", s.name}, {"lab", lab.name},
+                  {"backend", backend_name}, {"plan", plan.ToJson()}});
   try {
-    if (int left = nx::RevertLeftoverFaults(lab.plan))
+    backend->Prepare(o.progress);
+    if (prepare) recorder.Event({{"type", "drill"}, {"phase", "lab deployed"}, {"lab", lab.name}});
+    if (int left = backend->RevertLeftoverFaults())
       recorder.Event({{"type", "drill"}, {"phase", "reverted " + std::to_string(left) + " leftover fault(s)"}});
-    LabObserver observer(lab.plan, {}, [&](const json& e) { recorder.Event(e); }, metrics.get());
-    observer.Start();
-    TransportRunContext ctx{s, lab.plan, plan, recorder, metrics.get(), &observer, o.progress};
-    const RoutingSnapshot baseline = SnapshotBgpRoutes(lab.plan);  // the lab as verified
+    backend->StartObserving(event, metrics.get());
+    TransportRunContext ctx{s, *backend, plan, recorder, metrics.get(), o.progress};
     for (const auto& t : transports) {
-      WaitUntilConverged(lab.plan, baseline, recorder, o.progress);  // every transport starts alike
+      backend->WaitUntilConverged(event, o.progress);  // every transport starts alike
       runs.push_back(RunTransport(ctx, t));
     }
-    observer.Stop();
-    recorder.CopyFrrLogs(nx::LabPaths(lab.plan.name).root);
+    backend->StopObserving();
+    backend->CollectLogs(recorder);
   } catch (...) {
     recorder.Event({{"type", "drill"}, {"phase", "aborted"}});
-    if (deploy && !o.keep_lab) nx::Destroy(lab.plan.name);
+    if (prepare && !o.keep_lab) backend->Release();
     throw;
   }
-  if (deploy && !o.keep_lab) {
-    nx::Destroy(lab.plan.name);
+  const double finished = backend->Now();
+  if (prepare && !o.keep_lab) {
+    backend->Release();
     recorder.Event({{"type", "drill"}, {"phase", "lab destroyed"}});
   }
 
@@ -235,19 +143,22 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
                 {"scenario_file", s.file},
                 {"scenario_sha256", Sha256Hex(s.text)},
                 {"seed", s.seed},
-                {"lab", {{"name", lab.plan.name}, {"digest", Sha256Hex(lab.plan.ToJson().dump())},
-                         {"deployed_by_drill", deploy}}},
-                {"versions", Versions()},
+                {"lab", {{"name", lab.name}, {"digest", Sha256Hex(lab.ToJson().dump())},
+                         {"deployed_by_drill", prepare}}},
+                {"backend", backend_name},
+                {"time_base", backend->TimeBase()},
+                {"versions", backend->Versions()},
                 {"started", started},
-                {"finished", UnixNow()},
-                {"seconds", UnixNow() - started},
+                {"finished", finished},
+                {"seconds", finished - started},
+                {"wall_seconds", UnixNow() - started_unix},
                 {"faults", plan.ToJson()},
                 {"transports", runs_json},
                 {"slos", slo_json},
                 {"verdict", pass ? "pass" : "fail"},
                 {"run_dir", recorder.dir()}};
   recorder.WriteResult(out.result);
-  recorder.WriteJunit(s.name, slos, UnixNow() - started);
+  recorder.WriteJunit(s.name, slos, finished - started);
   recorder.Event({{"type", "drill"}, {"phase", "end"}, {"verdict", pass ? "pass" : "fail"}});
   if (o.summary) PrintSummary(runs, slos, s, recorder.dir(), pass);
   return out;

@@ -1,7 +1,9 @@
-// `mrclab drill`: boots (or reuses) the scenario's lab, and for each transport runs the
-// synthetic training job through baseline steps, the fault schedule and tail steps, while the
-// lab observer and live metrics run; then reverts every fault, evaluates the SLOs, writes the
-// run directory (run_recorder.h) and tears down what it deployed.
+// `mrclab drill`: prepares the scenario's lab in its backend (netns: boots or reuses it; ns3:
+// builds the simulation), and for each transport runs the synthetic training job through
+// baseline steps, the fault schedule and tail steps, while the backend's observer and live
+// metrics run; then reverts every fault, evaluates the SLOs, writes the run directory
+// (run_recorder.h) and releases what it prepared. It talks to the world only through
+// DrillBackend (drill_backend.h) and Job.
 //
 // Every fault it applies is reverted on every path out: normal end, job interruption, an error,
 // Ctrl-C (emulator::netns::Interrupted is rethrown after the cleanup). Faults left by a drill
@@ -9,11 +11,14 @@
 // `mrclab fault revert LAB --all`, or by destroying the lab.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "harness/drill/drill_backend.h"
 #include "harness/drill/scenario.h"
 
 namespace mrclab::harness {
@@ -26,6 +31,7 @@ struct DrillOptions {
   bool progress = true;   // progress lines on stderr
   bool summary = true;    // the human summary on stdout
   std::vector<std::string> transports;  // only these transports (names); empty = all
+  std::optional<emulator::BackendKind> backend;  // overrides the scenario's `backend:` (default netns)
 };
 
 struct DrillOutcome {
@@ -33,6 +39,16 @@ struct DrillOutcome {
   std::string run_dir;
   nlohmann::json result;
 };
+
+// The backend the drill runs in: options.backend, else the scenario's, else netns.
+emulator::BackendKind ChosenBackend(const Scenario& scenario, const DrillOptions& options);
+
+// Throws ScenarioError naming the field when the scenario asks for what the backend cannot do
+// (a fault kind it does not model, a lab it cannot hold, a reused lab in simulation, ...).
+void CheckBackendSupport(const Scenario& scenario, const DrillOptions& options);
+
+// The backend for the scenario (drill_backends.cc): the netns lab or the ns-3 simulation.
+std::unique_ptr<DrillBackend> MakeDrillBackend(const Scenario& scenario, const DrillOptions& options);
 
 // Throws ScenarioError / std::runtime_error for errors (nothing is left applied) and
 // emulator::netns::Interrupted on Ctrl-C (after reverting and cleaning up).

@@ -12,8 +12,8 @@ namespace {
 
 using emulator::ResolvedLab;
 using emulator::ResolvedNode;
-using emulator::netns::FaultAction;
-using emulator::netns::FaultKind;
+using emulator::FaultAction;
+using emulator::FaultKind;
 
 class Planner {
  public:
@@ -41,7 +41,7 @@ class Planner {
     const TargetSpec& t = f_.target;
     if (!t.name.empty()) {
       try {
-        return {emulator::netns::ResolveLinkTarget(lab_, t.name)};
+        return {emulator::ResolveLinkTarget(lab_, t.name)};
       } catch (const std::exception& e) {
         Fail(e.what());
       }
@@ -60,11 +60,11 @@ class Planner {
     if (!t.name.empty()) {
       const ResolvedNode* node = lab_.FindNode(t.name);
       if (!node) Fail("unknown node '" + t.name + "' in lab '" + lab_.name + "'");
-      if (node->kind != emulator::NodeKind::kSwitch) Fail("'" + t.name + "' is a host; " + f_.kind + " needs a switch");
+      if (node->kind != emulator::NodeKind::kSwitch) Fail("'" + t.name + "' is a host; " + std::string(ToString(f_.kind)) + " needs a switch");
       return {t.name};
     }
     if (t.select != "spine" && t.select != "leaf" && t.select != "switch")
-      Fail(f_.kind + " selects spine, leaf or switch, not '" + t.select + "'", "target.select");
+      Fail(std::string(ToString(f_.kind)) + " selects spine, leaf or switch, not '" + t.select + "'", "target.select");
     std::vector<std::string> out;
     for (const ResolvedNode* sw : lab_.Switches()) {
       const bool role_ok = t.select == "switch" || (t.select == "spine") == (sw->role == emulator::SwitchRole::kSpine);
@@ -104,17 +104,16 @@ class Planner {
     p.index = index;
     p.field = f_.field;
     p.kind = f_.kind;
-    const auto kind = emulator::netns::ParseFaultKind(f_.kind == "flap" ? "link_down" : f_.kind);
-    if (kind) {
+    if (!emulator::Info(f_.kind).controller) {
       FaultAction base;
-      base.kind = *kind;
-      base.direction = *emulator::netns::ParseDirection(f_.direction);
+      base.kind = f_.kind == FaultKind::kFlap ? FaultKind::kLinkDown : f_.kind;
+      base.direction = f_.direction;
       base.loss_rate = f_.loss_rate;
       base.rate_bps = f_.rate_bps;
       base.bgp_mode = f_.bgp_mode;
       base.config_lines = f_.config;
       base.revert_lines = f_.revert_config;
-      switch (*kind) {
+      switch (base.kind) {
         case FaultKind::kLinkDown: case FaultKind::kBlackhole: case FaultKind::kLoss: case FaultKind::kRate:
           for (int link : Links()) p.actions.push_back(base), p.actions.back().link = link;
           break;
@@ -124,17 +123,19 @@ class Planner {
         case FaultKind::kPlaneDown:
           for (int plane : Planes()) p.actions.push_back(base), p.actions.back().plane = plane;
           break;
+        default:  // flap is planned as link_down; controller kinds are not fabric actions
+          break;
       }
       for (const FaultAction& a : p.actions) {
         try {
-          emulator::netns::ValidateFault(lab_, a);
+          emulator::ValidateFault(lab_, a);
         } catch (const std::exception& e) {
           Fail(e.what(), "kind");
         }
         p.description += (p.description.empty() ? "" : "; ") + a.Describe(lab_);
       }
-      if (f_.kind == "flap") p.description = "flap x" + std::to_string(f_.count) + ": " + p.description;
-    } else if (f_.kind == "ev_deny") {
+      if (f_.kind == FaultKind::kFlap) p.description = "flap x" + std::to_string(f_.count) + ": " + p.description;
+    } else if (f_.kind == FaultKind::kEvDeny) {
       Host(f_.target.from, "target.from");
       Host(f_.target.to, "target.to");
       p.ev_deny = PlannedFault::EvDeny{f_.target.from, f_.target.to, f_.target.evs};
@@ -153,7 +154,7 @@ class Planner {
   }
 
   void Windows(PlannedFault& p) {
-    if (f_.kind != "flap") {
+    if (f_.kind != FaultKind::kFlap) {
       p.windows.push_back({f_.at, f_.duration ? f_.at + *f_.duration : kUntilEnd});
       return;
     }
@@ -192,7 +193,7 @@ nlohmann::json FaultPlan::ToJson() const {
     nlohmann::json windows = nlohmann::json::array();
     for (const auto& w : f.windows)
       windows.push_back({{"apply", w.apply}, {"revert", w.revert == kUntilEnd ? nlohmann::json(nullptr) : nlohmann::json(w.revert)}});
-    out.push_back({{"index", f.index}, {"kind", f.kind}, {"description", f.description}, {"windows", windows}});
+    out.push_back({{"index", f.index}, {"kind", ToString(f.kind)}, {"description", f.description}, {"windows", windows}});
   }
   return out;
 }

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "emulator/netns/faults.h"
+#include "emulator/fault.h"
 #include "emulator/resolved_lab.h"
 #include "harness/drill/scenario.h"
 
@@ -32,8 +32,9 @@ struct Window {
 
 struct PlannedFault {
   int index = 0;
-  std::string field, kind, description;
-  std::vector<emulator::netns::FaultAction> actions;  // kernel faults
+  std::string field, description;
+  emulator::FaultKind kind = emulator::FaultKind::kLinkDown;
+  std::vector<emulator::FaultAction> actions;  // kernel faults
   struct EvDeny {
     std::string from, to;
     std::vector<int> evs;

@@ -59,7 +59,8 @@ std::string Sha256Hex(const std::string& data) {
 }
 
 RunRecorder::RunRecorder(const std::string& out_root, const std::string& scenario_name,
-                         const std::string& scenario_text) {
+                         const std::string& scenario_text, std::function<double()> clock)
+    : clock_(std::move(clock)) {
   fs::create_directories(out_root);
   const std::time_t now = std::time(nullptr);
   char stamp[32];
@@ -107,7 +108,7 @@ void RunRecorder::LinkSamples(double t, const std::vector<LinkSample>& links) {
 void RunRecorder::WriteLab(const nlohmann::json& plan) { WriteAtomically(dir_ + "/lab.json", plan.dump(1) + "\n"); }
 
 void RunRecorder::Event(nlohmann::json event) {
-  if (!event.contains("t")) event["t"] = UnixNow();
+  if (!event.contains("t")) event["t"] = clock_();
   const std::string line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   std::lock_guard lock(mu_);
   std::fputs(line.c_str(), events_);

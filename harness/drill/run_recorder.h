@@ -5,6 +5,7 @@
 //   steps.csv       one row per training step of every transport
 //   evs.csv         per-EV state and cumulative counters of every QP, sampled every second
 //   links.csv       cumulative packet and drop counters of every link end, sampled every second
+//                   (times: unix seconds, or simulated seconds in an ns-3 run; result.json says)
 //   lab.json        the lab's resolved plan (nodes, links, addresses), for diagrams
 //   result.json     scenario hash, seed, lab digest, versions, per-SLO results, verdict
 //   junit.xml       one test case per SLO (CI systems show drills as tests)
@@ -13,6 +14,7 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -20,27 +22,25 @@
 #include <nlohmann/json.hpp>
 
 #include "emulator/wall_clock.h"
+#include "harness/drill/link_sample.h"
 #include "harness/drill/verdict.h"
 
 namespace mrclab::harness {
 
 class RunRecorder {
  public:
-  // Creates the directory (a new one; never reuses an existing run's directory).
-  RunRecorder(const std::string& out_root, const std::string& scenario_name, const std::string& scenario_text);
+  // Creates the directory (a new one; never reuses an existing run's directory). `clock` gives
+  // the time events are stamped with: the backend's (unix or simulated seconds).
+  RunRecorder(const std::string& out_root, const std::string& scenario_name, const std::string& scenario_text,
+              std::function<double()> clock);
   ~RunRecorder();
   RunRecorder(const RunRecorder&) = delete;
   RunRecorder& operator=(const RunRecorder&) = delete;
 
   const std::string& dir() const { return dir_; }
-  void Event(nlohmann::json event);  // adds "t" (unix seconds) when missing
+  void Event(nlohmann::json event);  // adds "t" (the clock's seconds) when missing
   void Step(const std::string& transport, const RecordedStep& step);
   void EvSamples(const std::string& transport, double t, const std::vector<EvSnapshot>& evs);
-  struct LinkSample {
-    int link = 0;
-    std::string end;
-    uint64_t rx_packets = 0, tx_packets = 0, rx_dropped = 0, tx_dropped = 0;
-  };
   void LinkSamples(double t, const std::vector<LinkSample>& links);
   void WriteLab(const nlohmann::json& plan);
   void WriteResult(const nlohmann::json& result);
@@ -50,6 +50,7 @@ class RunRecorder {
 
  private:
   std::string dir_;
+  std::function<double()> clock_;
   std::mutex mu_;
   FILE* events_ = nullptr;
   FILE* steps_ = nullptr;

@@ -13,9 +13,6 @@
 
 namespace mrclab::harness {
 
-const char* const kFaultKinds[] = {"link_down", "flap", "blackhole", "loss", "rate", "switch_down",
-                                   "plane_down", "bgp_reset", "config_change", "ev_deny",
-                                   "port_disable", nullptr};
 const char* const kSloNames[] = {"no_interruption", "step_time_p99_ratio", "step_time_max",
                                  "bytes_lost", "recovery_time_max", nullptr};
 
@@ -112,7 +109,7 @@ class Fields {
 
 JobSpec ParseJob(const std::string& file, const YAML::Node& node) {
   Fields f(file, "job", node, {"hosts", "ranks_per_host", "collectives", "compute", "step_timeout",
-                               "warmup_steps", "baseline_steps", "tail_steps", "mtu", "io_threads"});
+                               "warmup_steps", "baseline_steps", "tail_steps", "mtu", "io_threads", "timers"});
   JobSpec job;
   if (f.Has("hosts")) {
     auto hosts = f.Strings("hosts");
@@ -127,6 +124,9 @@ JobSpec ParseJob(const std::string& file, const YAML::Node& node) {
   job.tail_steps = f.Int("tail_steps", job.tail_steps, 0, 100000);
   job.mtu = f.Int("mtu", job.mtu, 256, 8192);
   job.io_threads = f.Int("io_threads", job.io_threads, 1, 64);
+  const std::string timers = f.String("timers", "realtime");
+  if (timers != "realtime" && timers != "fabric") f.Fail(f.Field("timers"), "expected realtime or fabric");
+  job.timers = timers == "fabric" ? TimerScale::kFabric : TimerScale::kRealtime;
   if (!f.Has("collectives")) f.Fail(f.Field("collectives"), "required (e.g. [{kind: all_reduce, size: 1MiB}])");
   const YAML::Node list = f.Node("collectives");
   if (!list.IsSequence() || list.size() == 0) f.Fail(f.Field("collectives"), "expected a non-empty list");
@@ -158,9 +158,9 @@ TransportSpec ParseTransport(const std::string& file, const std::string& path, c
   if (transport != "mrc" && transport != "rc") f.Fail(f.Field("transport"), "expected mrc or rc");
   t.transport = transport == "rc" ? mrc::TransportMode::kRc : mrc::TransportMode::kMrc;
   t.name = f.String("name", transport);
-  const std::string mode = f.String("ev_mode", "srv6");
-  if (mode != "srv6" && mode != "udp") f.Fail(f.Field("ev_mode"), "expected srv6 or udp");
-  t.ev_mode = mode == "udp" ? mrc::EvMode::kUdp : mrc::EvMode::kSrv6;
+  const auto mode = mrc::ParseEvMode(f.String("ev_mode", "srv6"));
+  if (!mode) f.Fail(f.Field("ev_mode"), "expected srv6 or udp");
+  t.ev_mode = *mode;
   t.evs = f.Int("evs", t.evs, 1, 256);
   return t;
 }
@@ -198,8 +198,11 @@ FaultSpec ParseFault(const std::string& file, size_t index, const YAML::Node& no
   s.field = "faults[" + std::to_string(index) + "]";
   Fields f(file, s.field, node, {"at", "kind", "target", "duration", "count", "down", "up", "random",
                                  "direction", "rate", "mode", "config", "revert_config"});
-  s.kind = f.Required("kind");
-  if (!In(kFaultKinds, s.kind)) f.Fail(f.Field("kind"), "unknown fault kind '" + s.kind + "' (" + Join(kFaultKinds) + ")");
+  using emulator::FaultKind;
+  const std::string kind = f.Required("kind");
+  const auto parsed = emulator::ParseFaultKind(kind);
+  if (!parsed) f.Fail(f.Field("kind"), "unknown fault kind '" + kind + "' (" + emulator::FaultKindNames() + ")");
+  s.kind = *parsed;
   if (!f.Has("at")) f.Fail(f.Field("at"), "required (seconds after the baseline steps, e.g. 5s)");
   s.at = f.Seconds("at", 0);
   s.target = ParseTarget(f, file);
@@ -207,21 +210,21 @@ FaultSpec ParseFault(const std::string& file, size_t index, const YAML::Node& no
     s.duration = f.Seconds("duration", 0);
     if (*s.duration <= 0) f.Fail(f.Field("duration"), "must be more than 0");
   }
-  auto only = [&](const std::string& key, std::initializer_list<const char*> kinds) {
+  auto only = [&](const std::string& key, std::initializer_list<FaultKind> kinds) {
     if (!f.Has(key)) return;
-    for (const char* k : kinds)
+    for (FaultKind k : kinds)
       if (s.kind == k) return;
-    f.Fail(f.Field(key), "does not apply to " + s.kind);
+    f.Fail(f.Field(key), "does not apply to " + kind);
   };
-  only("count", {"flap"});
-  only("down", {"flap"});
-  only("up", {"flap"});
-  only("random", {"flap"});
-  only("direction", {"blackhole", "loss"});
-  only("mode", {"bgp_reset"});
-  only("config", {"config_change"});
-  only("revert_config", {"config_change"});
-  if (s.kind == "flap") {
+  only("count", {FaultKind::kFlap});
+  only("down", {FaultKind::kFlap});
+  only("up", {FaultKind::kFlap});
+  only("random", {FaultKind::kFlap});
+  only("direction", {FaultKind::kBlackhole, FaultKind::kLoss});
+  only("mode", {FaultKind::kBgpReset});
+  only("config", {FaultKind::kConfigChange});
+  only("revert_config", {FaultKind::kConfigChange});
+  if (s.kind == FaultKind::kFlap) {
     s.count = f.Int("count", 3, 1, 10000);
     s.down_seconds = f.Seconds("down", s.down_seconds);
     s.up_seconds = f.Seconds("up", s.up_seconds);
@@ -231,28 +234,28 @@ FaultSpec ParseFault(const std::string& file, size_t index, const YAML::Node& no
     s.random = random == "true";
     if (s.duration) f.Fail(f.Field("duration"), "a flap lasts count x (down + up); use count");
   }
-  s.direction = f.String("direction", "both");
-  if (s.direction != "both" && s.direction != "a-b" && s.direction != "b-a")
-    f.Fail(f.Field("direction"), "expected both, a-b or b-a");
-  if (s.kind == "loss") {
+  const auto direction = emulator::ParseDirection(f.String("direction", "both"));
+  if (!direction) f.Fail(f.Field("direction"), "expected both, a-b or b-a");
+  s.direction = *direction;
+  if (s.kind == FaultKind::kLoss) {
     if (!f.Has("rate")) f.Fail(f.Field("rate"), "required for loss (e.g. 2%)");
     s.loss_rate = f.Parse<double>("rate", 0, [](const std::string& t) { return ParseFraction(t); });
     if (s.loss_rate <= 0) f.Fail(f.Field("rate"), "must be more than 0");
-  } else if (s.kind == "rate") {
+  } else if (s.kind == FaultKind::kRate) {
     if (!f.Has("rate")) f.Fail(f.Field("rate"), "required for rate (e.g. 100Mbit)");
     s.rate_bps = f.Parse<uint64_t>("rate", 0, [](const std::string& t) { return emulator::ParseRate(t); });
   } else if (f.Has("rate")) {
-    f.Fail(f.Field("rate"), "does not apply to " + s.kind);
+    f.Fail(f.Field("rate"), "does not apply to " + kind);
   }
   s.bgp_mode = f.String("mode", "clear");
   if (s.bgp_mode != "clear" && s.bgp_mode != "restart") f.Fail(f.Field("mode"), "expected clear or restart");
   s.config = f.Strings("config");
   s.revert_config = f.Strings("revert_config");
-  if (s.kind == "config_change" && s.config.empty()) f.Fail(f.Field("config"), "required: FRR configuration lines");
+  if (s.kind == FaultKind::kConfigChange && s.config.empty()) f.Fail(f.Field("config"), "required: FRR configuration lines");
   const TargetSpec& t = s.target;
-  if (s.kind == "ev_deny" && (t.from.empty() || t.to.empty()))
+  if (s.kind == FaultKind::kEvDeny && (t.from.empty() || t.to.empty()))
     f.Fail(f.Field("target"), "ev_deny needs {from: HOST, to: HOST, evs: [..]}");
-  if (s.kind == "port_disable" && (t.host.empty() || !t.plane))
+  if (s.kind == FaultKind::kPortDisable && (t.host.empty() || !t.plane))
     f.Fail(f.Field("target"), "port_disable needs {host: HOST, plane: N}");
   return s;
 }
@@ -297,13 +300,18 @@ Scenario ParseScenarioText(const std::string& text, const std::string& source, c
     throw ScenarioError(source, e.mark.is_null() ? "(document)" : "line " + std::to_string(e.mark.line + 1),
                         "YAML syntax error: " + e.msg);
   }
-  Fields f(source, "", root, {"name", "description", "lab", "seed", "job", "transports", "faults", "slos", "max_duration"});
+  Fields f(source, "", root,
+           {"name", "description", "lab", "backend", "seed", "job", "transports", "faults", "slos", "max_duration"});
   Scenario s;
   s.file = source;
   s.text = text;
   s.name = f.Required("name");
   s.description = f.String("description");
   s.lab = ResolveLab(f.Required("lab"), base_dir);
+  if (f.Has("backend")) {
+    s.backend = emulator::ParseBackend(f.String("backend"));
+    if (!s.backend) f.Fail("backend", "expected netns (emulated lab) or ns3 (simulation)");
+  }
   s.seed = f.Int("seed", 1, 0, 1L << 40);
   if (!f.Has("job")) f.Fail("job", "required");
   s.job = ParseJob(source, f.Node("job"));

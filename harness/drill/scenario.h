@@ -11,8 +11,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "emulator/fault.h"
 #include "emulator/lab_spec.h"
-#include "harness/job/training_job.h"
+#include "harness/job/job_types.h"
 
 namespace mrclab::harness {
 
@@ -25,17 +26,22 @@ struct TransportSpec {
   int evs = 32;
 };
 
+// The time scale of the transport's timers (mrc/core/qp_presets.h): realtime (ms, what a
+// shared CPU in real time needs; the default) or fabric (µs; simulation only).
+enum class TimerScale { kRealtime, kFabric };
+
 struct JobSpec {
   std::vector<std::string> hosts;  // empty: every host of the lab
   int ranks_per_host = 1;
   std::vector<CollectiveSpec> collectives;
-  double compute_seconds = 0.05;
-  double step_timeout_seconds = 5;
+  double compute_seconds = kDefaultComputeSeconds;
+  double step_timeout_seconds = kDefaultStepTimeoutSeconds;
   int warmup_steps = 3;     // first steps, not measured (windows and caches warm up)
   int baseline_steps = 10;  // then fault-free steps whose p50 is the baseline; the schedule starts after them (t = 0)
   int tail_steps = 10;      // steps after the last fault was reverted
   uint32_t mtu = 1024;
   int io_threads = 2;
+  TimerScale timers = TimerScale::kRealtime;
 };
 
 // A fault target as written: a plain name ("p0-leaf0:spine0", "p0-spine1", "1") or a selector
@@ -53,14 +59,13 @@ struct TargetSpec {
 struct FaultSpec {
   std::string field;  // "faults[2]", for messages
   double at = 0;      // seconds after the baseline steps
-  std::string kind;   // link_down flap blackhole loss rate switch_down plane_down bgp_reset
-                      // config_change ev_deny port_disable
+  emulator::FaultKind kind = emulator::FaultKind::kLinkDown;  // emulator/fault.h
   TargetSpec target;
   std::optional<double> duration;  // none: until the end of the schedule
   int count = 1;                   // flap
   double down_seconds = 0.2, up_seconds = 0.8;
   bool random = false;             // flap: times drawn from 0.5x..1.5x with the drill's seed
-  std::string direction = "both";  // blackhole, loss: both | a-b | b-a
+  emulator::Direction direction = emulator::Direction::kBoth;  // blackhole, loss
   double loss_rate = 0;            // loss
   uint64_t rate_bps = 0;           // rate
   std::string bgp_mode = "clear";  // bgp_reset
@@ -77,6 +82,7 @@ struct SloSpec {
 struct Scenario {
   std::string file, name, description;
   std::string lab;   // lab file path (resolved) or a deployed lab's name
+  std::optional<emulator::BackendKind> backend;  // `backend:` for scenarios meant for one world
   uint64_t seed = 1;
   JobSpec job;
   std::vector<TransportSpec> transports;
@@ -90,7 +96,6 @@ Scenario ParseScenarioFile(const std::string& path);
 // `source` names the text in errors; relative lab paths resolve against `base_dir`.
 Scenario ParseScenarioText(const std::string& text, const std::string& source, const std::string& base_dir);
 
-extern const char* const kFaultKinds[];  // every kind, for messages and --help
 extern const char* const kSloNames[];
 
 }  // namespace mrclab::harness

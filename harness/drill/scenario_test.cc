@@ -89,7 +89,7 @@ TEST(FaultPlan, NamedTargetsAndFlapWindows) {
   ASSERT_EQ(plan.faults[0].windows.size(), 3u);
   EXPECT_DOUBLE_EQ(plan.faults[0].windows[1].apply, 2.0);
   EXPECT_DOUBLE_EQ(plan.faults[0].windows[1].revert, 2.2);
-  EXPECT_EQ(plan.faults[0].actions[0].kind, emulator::netns::FaultKind::kLinkDown);
+  EXPECT_EQ(plan.faults[0].actions[0].kind, emulator::FaultKind::kLinkDown);
   EXPECT_EQ(plan.faults[1].actions[0].node, "p1-spine1");
   EXPECT_EQ(plan.faults[2].windows[0].revert, kUntilEnd);
   EXPECT_DOUBLE_EQ(plan.end_seconds, 6.0);

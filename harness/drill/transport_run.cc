@@ -1,41 +1,19 @@
 #include "harness/drill/transport_run.h"
 
-
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <map>
 #include <mutex>
-#include <thread>
 
-#include "emulator/netns/faults.h"
-#include "emulator/netns/interrupt.h"
-#include "harness/telemetry/lab_observer.h"
-#include "mrc/perf.h"
 #include "harness/telemetry/metrics_exporter.h"
+#include "mrc/asio/perf.h"
 
 namespace mrclab::harness {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-namespace nx = emulator::netns;
-
-// Polls `done` every 20 ms until it is true (returns true) or `deadline` passes (false).
-// Ctrl-C throws Interrupted.
-bool PollUntil(Clock::time_point deadline, const std::function<bool()>& done) {
-  for (;;) {
-    nx::ThrowIfInterrupted();
-    if (done()) return true;
-    if (Clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::min<Clock::duration>(std::chrono::milliseconds(20), deadline - Clock::now()));
-  }
-}
-
-Clock::time_point After(double seconds) {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-}
+constexpr double kSampleEverySeconds = 1;
 
 struct TimedAction {
   double at = 0;
@@ -47,8 +25,7 @@ struct TimedAction {
 // is still applied.
 class FaultExecutor {
  public:
-  FaultExecutor(const TransportRunContext& ctx, TrainingJob& job, TransportRun& run)
-      : ctx_(ctx), job_(job), run_(run), injector_(ctx.lab) {}
+  FaultExecutor(const TransportRunContext& ctx, Job& job, TransportRun& run) : ctx_(ctx), job_(job), run_(run) {}
   ~FaultExecutor() {
     try {
       RevertAll();
@@ -64,30 +41,30 @@ class FaultExecutor {
     if (held_.count(f)) return;
     std::vector<int> ids;
     try {
-      for (const auto& action : pf.actions) ids.push_back(injector_.Apply(action));
+      for (const auto& action : pf.actions) ids.push_back(ctx_.backend.ApplyFault(action));
     } catch (...) {
-      for (int id : ids) injector_.Revert(id);
+      for (int id : ids) ctx_.backend.RevertFault(id);
       throw;
     }
     if (pf.ev_deny)
       for (int ev : pf.ev_deny->evs) job_.SetEvDenied(pf.ev_deny->from, pf.ev_deny->to, ev, true);
     if (pf.port_disable) job_.SetPortEnabled(pf.port_disable->host, pf.port_disable->plane, false);
     held_[f] = ids;
-    run_.faults[f].windows.push_back({UnixNow(), 0});
+    run_.faults[f].windows.push_back({ctx_.backend.Now(), 0});
     Changed(pf, w, "fault_applied");
-    if (ctx_.metrics) ctx_.metrics->FaultApplied(pf.kind);
+    if (ctx_.metrics) ctx_.metrics->FaultApplied(std::string(ToString(pf.kind)));
   }
 
   void Revert(size_t f, size_t w) {
     auto it = held_.find(f);
     if (it == held_.end()) return;
     const PlannedFault& pf = ctx_.plan.faults[f];
-    for (auto id = it->second.rbegin(); id != it->second.rend(); ++id) injector_.Revert(*id);
+    for (auto id = it->second.rbegin(); id != it->second.rend(); ++id) ctx_.backend.RevertFault(*id);
     if (pf.ev_deny)
       for (int ev : pf.ev_deny->evs) job_.SetEvDenied(pf.ev_deny->from, pf.ev_deny->to, ev, false);
     if (pf.port_disable) job_.SetPortEnabled(pf.port_disable->host, pf.port_disable->plane, true);
     held_.erase(it);
-    run_.faults[f].windows.back().second = UnixNow();
+    run_.faults[f].windows.back().second = ctx_.backend.Now();
     Changed(pf, w, "fault_reverted");
   }
 
@@ -98,7 +75,7 @@ class FaultExecutor {
  private:
   void Changed(const PlannedFault& pf, size_t window, const char* type) {
     active_count_.store(static_cast<int>(held_.size()));
-    ctx_.recorder.Event({{"type", type}, {"job", run_.transport.name}, {"fault", pf.index}, {"kind", pf.kind},
+    ctx_.recorder.Event({{"type", type}, {"job", run_.transport.name}, {"fault", pf.index}, {"kind", ToString(pf.kind)},
                          {"window", window}, {"description", pf.description}});
     if (ctx_.metrics) ctx_.metrics->FaultsActive(active_count_.load());
     if (ctx_.progress)
@@ -106,10 +83,9 @@ class FaultExecutor {
   }
 
   const TransportRunContext& ctx_;
-  TrainingJob& job_;
+  Job& job_;
   TransportRun& run_;
-  nx::FaultInjector injector_;
-  std::map<size_t, std::vector<int>> held_;  // fault -> injector ids, while applied
+  std::map<size_t, std::vector<int>> held_;  // fault -> backend fault ids, while applied
   std::atomic<int> active_count_{0};
 };
 
@@ -136,9 +112,11 @@ JobConfig MakeJobConfig(const Scenario& s, const emulator::ResolvedLab& lab, con
 
 TransportRun RunTransport(const TransportRunContext& ctx, const TransportSpec& transport) {
   const Scenario& s = ctx.scenario;
+  DrillBackend& backend = ctx.backend;
   TransportRun run;
   run.transport = transport;
-  for (const auto& pf : ctx.plan.faults) run.faults.push_back({pf.index, pf.kind, pf.description, {}, {}, {}});
+  for (const auto& pf : ctx.plan.faults)
+    run.faults.push_back({pf.index, std::string(ToString(pf.kind)), pf.description, {}, {}, {}});
   DrillMetrics* metrics = ctx.metrics;
   const std::string& name = transport.name;
 
@@ -169,24 +147,17 @@ TransportRun RunTransport(const TransportRunContext& ctx, const TransportSpec& t
                    step.faults_active ? (", " + std::to_string(step.faults_active) + " fault(s) active").c_str() : "");
   };
 
-  TrainingJob job(ctx.lab, MakeJobConfig(s, ctx.lab, transport), on_event, on_step);
+  std::unique_ptr<Job> job = backend.CreateJob(MakeJobConfig(s, backend.lab(), transport), on_event, on_step);
   const double cpu0 = mrc::ProcessCpuSeconds();
   const double job_timeout = s.job.step_timeout_seconds + 5;
 
-  // Every second while the job runs: per-EV and per-link samples to the run directory and
-  // the live metrics.
-  std::atomic<bool> sampling{true};
+  // Every second of the backend's clock while the job runs: per-EV and per-link samples to the
+  // run directory and the live metrics.
   auto sample = [&] {
-    const double t = UnixNow();
-    const std::vector<EvSnapshot> evs = job.SnapshotEvs();
+    const double t = backend.Now();
+    const std::vector<EvSnapshot> evs = job->SnapshotEvs();
     ctx.recorder.EvSamples(name, t, evs);
-    if (ctx.observer) {
-      std::vector<RunRecorder::LinkSample> links;
-      for (const auto& l : ctx.observer->LastLinkSamples())
-        links.push_back({l.link, l.end, l.counters.rx_packets, l.counters.tx_packets, l.counters.rx_dropped,
-                         l.counters.tx_dropped});
-      ctx.recorder.LinkSamples(t, links);
-    }
+    ctx.recorder.LinkSamples(t, backend.SampleLinks());
     if (!metrics) return;
     for (const EvSnapshot& ev : evs) {
       metrics->EvState(name, ev.qp, ev.ev, ev.plane, ev.state);
@@ -197,39 +168,39 @@ TransportRun RunTransport(const TransportRunContext& ctx, const TransportSpec& t
     for (const auto& st : run.steps) total += st.record.retransmissions;
     metrics->Retransmissions(name, total);
   };
-  std::thread sampler([&] {
-    while (sampling.load()) {
-      try {
-        sample();
-      } catch (const std::exception&) {
-        // The job is ending; its endpoints no longer answer.
+  double next_sample = backend.Now();
+  // Lets the backend's time pass until done() or `deadline`, sampling on the way.
+  auto run_until = [&](double deadline, const std::function<bool()>& done) {
+    for (;;) {
+      if (backend.Now() >= next_sample) {
+        try {
+          sample();
+        } catch (const std::exception&) {
+          // The job is ending; its endpoints no longer answer.
+        }
+        next_sample = backend.Now() + kSampleEverySeconds;
       }
-      for (int i = 0; i < 10 && sampling.load(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      const double until = std::min(deadline, next_sample);
+      if (backend.RunUntil(until, done)) return true;
+      if (until >= deadline) return false;  // RunUntil returned false: the clock reached it
     }
-  });
-  struct StopSampler {
-    std::atomic<bool>& flag;
-    std::thread& t;
-    ~StopSampler() {
-      flag.store(false);
-      if (t.joinable()) t.join();
-    }
-  } stop_sampler{sampling, sampler};
+  };
 
-  ctx.recorder.Event({{"type", "job_state"}, {"job", name}, {"state", "running"}, {"ranks", job.ranks()}});
+  ctx.recorder.Event({{"type", "job_state"}, {"job", name}, {"state", "running"}, {"ranks", job->ranks()}});
   if (metrics) metrics->JobState(name, "running");
   if (ctx.progress)
-    std::fprintf(stderr, "%s: %d ranks, %s over %s EVs (%d per QP)\n", name.c_str(), job.ranks(),
+    std::fprintf(stderr, "%s: %d ranks, %s over %s EVs (%d per QP)\n", name.c_str(), job->ranks(),
                  std::string(mrc::ToString(transport.transport)).c_str(),
-                 transport.ev_mode == mrc::EvMode::kSrv6 ? "srv6" : "udp", transport.evs);
+                 std::string(mrc::ToString(transport.ev_mode)).c_str(), transport.evs);
   {
-    FaultExecutor faults(ctx, job, run);
-    job.Start();
-    auto running = [&] { return job.state() == JobState::kRunning; };
-    const auto drill_deadline = After(s.max_duration_seconds);
+    FaultExecutor faults(ctx, *job, run);
+    job->Start();
+    auto running = [&] { return job->state() == JobState::kRunning; };
+    const double drill_deadline = backend.Now() + s.max_duration_seconds;
 
     // Baseline.
-    PollUntil(After(before_faults * job_timeout), [&] { return job.steps_done() >= before_faults || !running(); });
+    run_until(backend.Now() + before_faults * job_timeout,
+              [&] { return job->steps_done() >= before_faults || !running(); });
     // Fault schedule, on time.
     if (running()) {
       std::vector<TimedAction> timeline;
@@ -242,12 +213,11 @@ TransportRun RunTransport(const TransportRunContext& ctx, const TransportSpec& t
       std::stable_sort(timeline.begin(), timeline.end(), [](const TimedAction& a, const TimedAction& b) {
         return a.at < b.at || (a.at == b.at && !a.apply && b.apply);
       });
-      const auto t0 = Clock::now();
+      const double t0 = backend.Now();
       ctx.recorder.Event({{"type", "drill"}, {"job", name}, {"phase", "faults"}});
       for (const TimedAction& a : timeline) {
-        const auto when = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(a.at));
-        PollUntil(std::min(when, drill_deadline), [&] { return !running(); });
-        if (!running() || Clock::now() >= drill_deadline) break;
+        run_until(std::min(t0 + a.at, drill_deadline), [&] { return !running(); });
+        if (!running() || backend.Now() >= drill_deadline) break;
         if (a.apply) faults.Apply(a.fault, a.window);
         else faults.Revert(a.fault, a.window);
         faults_active.store(faults.active());
@@ -255,19 +225,19 @@ TransportRun RunTransport(const TransportRunContext& ctx, const TransportSpec& t
       // Tail steps, with the faults that last until the end still applied.
       tail.store(true);
       ctx.recorder.Event({{"type", "drill"}, {"job", name}, {"phase", "tail"}});
-      const uint64_t target = job.steps_done() + s.job.tail_steps;
-      PollUntil(std::min(After(s.job.tail_steps * job_timeout), drill_deadline),
-                [&] { return job.steps_done() >= target || !running(); });
-      if (Clock::now() >= drill_deadline)
+      const uint64_t target = job->steps_done() + s.job.tail_steps;
+      run_until(std::min(backend.Now() + s.job.tail_steps * job_timeout, drill_deadline),
+                [&] { return job->steps_done() >= target || !running(); });
+      if (backend.Now() >= drill_deadline)
         ctx.recorder.Event({{"type", "drill"}, {"job", name}, {"phase", "max_duration reached"}});
     }
     faults.RevertAll();
     faults_active.store(0);
-    job.RequestStop();
+    job->RequestStop();
     // The stop takes effect after the current step; an interrupted or hung job ends on its own
     // watchdog within step_timeout.
-    PollUntil(After(job_timeout + 5), [&] { return !running(); });
-    run.job = job.Wait();
+    backend.RunUntil(backend.Now() + job_timeout + 5, [&] { return !running(); });
+    run.job = job->Wait();
   }
   run.cpu_seconds = mrc::ProcessCpuSeconds() - cpu0;
   ctx.recorder.Event({{"type", "job_state"}, {"job", name}, {"state", ToString(run.job.state)},

@@ -11,7 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "harness/drill/scenario.h"
-#include "harness/job/training_job.h"
+#include "harness/job/job_types.h"
 
 namespace mrclab::harness {
 

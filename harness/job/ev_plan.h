@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "emulator/resolved_lab.h"
-#include "mrc/asio_endpoint.h"
+#include "mrc/core/ev_route.h"
 
 namespace mrclab::harness {
 

@@ -68,9 +68,9 @@ harness::JobConfig JobConfigFrom(const emulator::ResolvedLab& lab, const json& c
   const std::string transport = c.value("transport", "mrc");
   if (transport != "mrc" && transport != "rc") throw std::invalid_argument("transport must be 'mrc' or 'rc'");
   jc.transport = transport == "rc" ? mrc::TransportMode::kRc : mrc::TransportMode::kMrc;
-  const std::string mode = c.value("ev_mode", "srv6");
-  if (mode != "srv6" && mode != "udp") throw std::invalid_argument("ev_mode must be 'srv6' or 'udp'");
-  jc.ev_mode = mode == "udp" ? mrc::EvMode::kUdp : mrc::EvMode::kSrv6;
+  const auto mode = mrc::ParseEvMode(c.value("ev_mode", "srv6"));
+  if (!mode) throw std::invalid_argument("ev_mode must be 'srv6' or 'udp'");
+  jc.ev_mode = *mode;
   jc.evs_per_qp = c.value("evs", 32);
   jc.collectives.clear();
   for (const auto& item : c.value("collectives", json::array({json::array({"all_reduce", "1MiB"})}))) {
@@ -79,8 +79,8 @@ harness::JobConfig JobConfigFrom(const emulator::ResolvedLab& lab, const json& c
     const json& size = item.at(1);
     jc.collectives.push_back({*kind, size.is_string() ? harness::ParseBytes(size.get<std::string>()) : size.get<uint64_t>()});
   }
-  jc.compute_seconds = c.value("compute_seconds", 0.05);
-  jc.step_timeout_seconds = c.value("step_timeout_seconds", 5.0);
+  jc.compute_seconds = c.value("compute_seconds", harness::kDefaultComputeSeconds);
+  jc.step_timeout_seconds = c.value("step_timeout_seconds", harness::kDefaultStepTimeoutSeconds);
   jc.mtu = c.value("mtu", 1024);
   jc.seed = c.value("seed", 1);
   jc.io_threads = c.value("io_threads", 2);
@@ -192,7 +192,7 @@ class PyFaults {
  public:
   explicit PyFaults(const std::string& lab_name) : lab_(nx::LoadDeployedLab(lab_name)), injector_(lab_) {}
   int Apply(const py::dict& action) {
-    const auto a = nx::FaultAction::FromJson(FromPy(action));
+    const auto a = emulator::FaultAction::FromJson(FromPy(action));
     return Interruptible([&] { return injector_.Apply(a); });
   }
   void Revert(int id) {
@@ -208,8 +208,8 @@ class PyFaults {
                      {"description", f.action.Describe(lab_)}});
     return ToPy(out);
   }
-  std::string Describe(const py::dict& action) const { return nx::FaultAction::FromJson(FromPy(action)).Describe(lab_); }
-  int LinkIndex(const std::string& target) const { return nx::ResolveLinkTarget(lab_, target); }
+  std::string Describe(const py::dict& action) const { return emulator::FaultAction::FromJson(FromPy(action)).Describe(lab_); }
+  int LinkIndex(const std::string& target) const { return emulator::ResolveLinkTarget(lab_, target); }
 
  private:
   emulator::ResolvedLab lab_;
@@ -232,7 +232,7 @@ PYBIND11_MODULE(_mrclab, m) {
       PyErr_SetNone(PyExc_KeyboardInterrupt);
     } catch (const emulator::LabError& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
-    } catch (const nx::FaultError& e) {
+    } catch (const emulator::FaultError& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const std::invalid_argument& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
@@ -278,6 +278,10 @@ PYBIND11_MODULE(_mrclab, m) {
           d.progress = o.value("progress", false);
           d.summary = o.value("summary", false);
           d.transports = o.value("transports", std::vector<std::string>{});
+          if (const std::string backend = o.value("backend", ""); !backend.empty()) {
+            d.backend = emulator::ParseBackend(backend);
+            if (!d.backend) throw std::invalid_argument("backend must be 'netns' or 'ns3', not '" + backend + "'");
+          }
           const harness::Scenario s = harness::ParseScenarioFile(scenario);
           return ToPy(Interruptible([&] { return harness::RunDrill(s, d); }).result);
         },

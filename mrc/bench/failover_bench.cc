@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "mrc/ev_selector.h"
-#include "mrc/loop_pair_testing.h"
+#include "mrc/core/ev_selector.h"
+#include "mrc/loop/loop_pair_testing.h"
 
 using namespace mrclab::mrc;
 

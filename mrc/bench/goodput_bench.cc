@@ -19,9 +19,9 @@
 #include <thread>
 #include <vector>
 
-#include "mrc/netns.h"
-#include "mrc/perf.h"
-#include "mrc/veth_pair_testing.h"
+#include "mrc/asio/netns.h"
+#include "mrc/asio/perf.h"
+#include "mrc/asio/veth_pair_testing.h"
 
 using namespace mrclab::mrc;
 

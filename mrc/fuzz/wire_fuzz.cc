@@ -11,9 +11,9 @@
 #include <memory>
 #include <vector>
 
-#include "mrc/context.h"
-#include "mrc/icrc.h"
-#include "mrc/wire.h"
+#include "mrc/core/context.h"
+#include "mrc/core/icrc.h"
+#include "mrc/core/wire.h"
 
 namespace {
 

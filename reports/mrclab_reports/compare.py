@@ -193,10 +193,11 @@ def build(runs):
              for label, r in zip(labels[1:], runs[1:]) if r.verdict != runs[0].verdict]
     doc = Document(title=f"Drill comparison: {' vs '.join(labels)}", banner="", banner_tone="", meta=[])
     s_runs = doc.section("Runs")
-    s_runs.add(Table(["run", "directory", "verdict", "scenario", "seed", "lab", "started", "mrclab"],
+    s_runs.add(Table(["run", "directory", "verdict", "scenario", "seed", "lab", "backend", "started", "mrclab"],
                      [[label, str(r.path), pass_fail(r.verdict == "pass"), r.result.get("scenario_file", ""),
                        r.result.get("seed", "–"), (r.result.get("lab") or {}).get("name", "–"),
-                       fmt_time(r.started), (r.result.get("versions") or {}).get("mrclab", "–")]
+                       r.result.get("backend", "netns"), fmt_time(r.started, r.result.get("time_base", "unix")),
+                       (r.result.get("versions") or {}).get("mrclab", "–")]
                       for label, r in zip(labels, runs)]))
     s_diff = doc.section("Differences")
     s_side = doc.section("Transports side by side")

@@ -95,7 +95,10 @@ def pass_fail(ok):
     return Cell("PASS", "pass") if ok else Cell("FAIL", "fail")
 
 
-def fmt_time(t):
+def fmt_time(t, time_base="unix"):
+    """A drill's clock reading: a UTC date for emulated runs, seconds for simulated ones."""
     if t is None:
         return "–"
+    if time_base == "simulated":
+        return f"{t:.3f} s simulated"
     return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -28,6 +28,15 @@ Exit status: 0 written, 2 missing or malformed run directory (the message names 
 JOB_PHASES = "warm-up, baseline, faults, tail"
 
 
+def backend_text(result):
+    """'netns (emulated lab, real time)' or 'ns3 (simulated: 27.7 s simulated in 51.2 s of wall time)'."""
+    backend = result.get("backend", "netns")
+    if result.get("time_base") == "simulated":
+        return (f"{backend} (simulation: {fmt_seconds(result.get('seconds'), 1)} simulated in "
+                f"{fmt_seconds(result.get('wall_seconds'), 1)} of wall time)")
+    return f"{backend} (emulated lab, real time)"
+
+
 def _mtu(run):
     try:
         import yaml
@@ -125,7 +134,9 @@ def build(run):
                                                               f"(seed {run.result.get('seed', '–')})"),
               ("Scenario sha256", run.result.get("scenario_sha256", "–")),
               ("Lab", f"{lab.get('name', '–')} (digest {str(lab.get('digest', '–'))[:16]})"),
-              ("Started", f"{fmt_time(run.started)}, {fmt_seconds(run.result.get('seconds'), 1)}"),
+              ("Backend", backend_text(run.result)),
+              ("Started", f"{fmt_time(run.started, run.result.get('time_base', 'unix'))}, "
+                          f"{fmt_seconds(run.result.get('seconds'), 1)}"),
               ("Versions", ", ".join(f"{k} {v}" for k, v in (run.result.get("versions") or {}).items()))])
     s = doc.section("Verdict and SLOs")
     s.add(slo_table(run) if run.slos else Text("The scenario has no SLOs.", "note"))

@@ -9,12 +9,14 @@ from . import _mrclab
 
 def run_drill(scenario: str | os.PathLike, *, lab: str | None = None, out: str | os.PathLike = "runs",
               metrics: str | None = None, transports: Sequence[str] = (), keep_lab: bool = False,
-              progress: bool = False) -> dict:
+              progress: bool = False, backend: str | None = None) -> dict:
     """Runs the scenario (boots or reuses its lab, runs the job over each transport through the
     fault schedule, reverts every fault, evaluates the SLOs) and returns result.json as a dict;
     result['verdict'] is 'pass' or 'fail' and result['run_dir'] holds events, steps and JUnit.
     lab: another lab file or a deployed lab's name; metrics: 'HOST:PORT' to serve Prometheus
-    metrics meanwhile. Scenario errors are ValueError naming the file, field and reason."""
+    metrics meanwhile. backend: 'netns' (the emulated lab, root) or 'ns3' (the same lab simulated;
+    no root; times in the run directory are simulated seconds); default: the scenario's
+    `backend:` key, else netns. Scenario errors are ValueError naming the file, field and reason."""
     options = {"lab": str(lab or ""), "out": str(out), "metrics": metrics or "", "transports": list(transports),
-               "keep_lab": keep_lab, "progress": progress, "summary": False}
+               "keep_lab": keep_lab, "progress": progress, "summary": False, "backend": backend or ""}
     return _mrclab.run_drill(str(scenario), options)

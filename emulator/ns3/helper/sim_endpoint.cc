@@ -1,0 +1,113 @@
+#include "emulator/ns3/helper/sim_endpoint.h"
+
+#include <stdexcept>
+
+#include "ns3/simulator.h"
+#include "ns3/uinteger.h"
+
+namespace mrclab::emulator::sim {
+namespace {
+
+constexpr size_t kBufferBytes = 16384;  // larger than any MTU the job uses
+
+}  // namespace
+
+mrc::Timestamp SimNow() { return mrc::Timestamp::FromNanoseconds(ns3::Simulator::Now().GetNanoSeconds()); }
+
+SimEndpoint::SimEndpoint(ns3::Ptr<SimFabric> fabric, std::string host, const std::vector<mrc::EndpointPort>& ports,
+                         mrc::EvMode mode, const mrc::ContextConfig& context)
+    : fabric_(std::move(fabric)), host_(std::move(host)), mode_(mode), context_(context), buffer_(kBufferBytes) {
+  ns3::UintegerValue nic_buffer;
+  fabric_->GetAttribute("HostBufferBytes", nic_buffer);
+  nic_high_water_bytes_ = nic_buffer.Get() / 2;
+  for (const auto& p : ports) {
+    ports_.push_back({p.plane, ParseIpv6Address(p.local_address)});
+    const int plane = p.plane;
+    fabric_->SetReceiver(host_, plane, [this, plane](SimPacket&& packet) { OnReceive(plane, std::move(packet)); });
+    fabric_->SetOnTxSpace(host_, plane, [this] { Flush(); });
+  }
+}
+
+SimEndpoint::~SimEndpoint() {
+  ns3::Simulator::Cancel(timer_);
+  for (const Port& p : ports_) {
+    fabric_->SetReceiver(host_, p.plane, nullptr);
+    fabric_->SetOnTxSpace(host_, p.plane, nullptr);
+  }
+}
+
+const SimEndpoint::Port* SimEndpoint::PortOf(int plane) const {
+  for (const Port& p : ports_)
+    if (p.plane == plane) return &p;
+  return nullptr;
+}
+
+void SimEndpoint::SetRoutes(uint32_t qpn, const std::vector<mrc::EvRoute>& routes) {
+  std::vector<Route> out;
+  for (const auto& r : routes) {
+    if (!PortOf(r.plane))
+      throw std::invalid_argument(host_ + " has no port in plane " + std::to_string(r.plane));
+    out.push_back({r.plane, ParseIpv6Address(r.destination),
+                   mode_ == mrc::EvMode::kUdp ? r.udp_source_port : kRoceV2Port});
+  }
+  routes_[qpn] = std::move(out);
+}
+
+void SimEndpoint::OnReceive(int plane, SimPacket&& packet) {
+  if (!packet.payload) return;  // virtual payload: not for a transport endpoint
+  ++stats_.rx_datagrams;
+  context_.OnDatagram(SimNow(), *packet.payload, mrc::DatagramInfo{plane, packet.ecn_ce});
+  if (on_progress_) on_progress_();
+  Kick();
+}
+
+void SimEndpoint::OnTimer() {
+  ++stats_.timer_events;
+  armed_at_ = mrc::Timestamp::Infinite();
+  context_.OnTimeout(SimNow());
+  if (on_progress_) on_progress_();
+  Kick();
+}
+
+void SimEndpoint::Kick() {
+  Flush();
+  ArmTimer();
+}
+
+void SimEndpoint::ArmTimer() {
+  const mrc::Timestamp next = context_.NextTimeout();
+  if (next == armed_at_) return;
+  ns3::Simulator::Cancel(timer_);
+  armed_at_ = next;
+  if (next.IsInfinite()) return;
+  const int64_t delay = std::max<int64_t>(0, (next - SimNow()).nanoseconds());
+  timer_ = ns3::Simulator::Schedule(ns3::NanoSeconds(delay), &SimEndpoint::OnTimer, this);
+}
+
+void SimEndpoint::Flush() {
+  if (flushing_) return;  // Send may call OnTxSpace synchronously
+  flushing_ = true;
+  const mrc::Timestamp now = SimNow();
+  while (auto tx = context_.PollTransmit(now, buffer_)) {
+    auto it = routes_.find(tx->qpn);
+    if (it == routes_.end() || tx->ev >= it->second.size()) {
+      ++stats_.unroutable;
+      continue;
+    }
+    const Route& route = it->second[tx->ev];
+    SimPacket packet;
+    packet.src = PortOf(route.plane)->address;
+    packet.dst = route.destination;
+    packet.src_port = route.src_port;
+    packet.payload_bytes = static_cast<uint32_t>(tx->length);
+    packet.payload = std::make_shared<const std::vector<uint8_t>>(buffer_.begin(), buffer_.begin() + tx->length);
+    ++stats_.tx_datagrams;
+    if (!fabric_->Send(host_, route.plane, std::move(packet))) ++stats_.tx_dropped;
+    // Leave the rest in the transport (its window and pacing) while this NIC is busy.
+    if (fabric_->QueuedBytes(host_, route.plane) >= nic_high_water_bytes_) break;
+  }
+  flushing_ = false;
+  ArmTimer();
+}
+
+}  // namespace mrclab::emulator::sim

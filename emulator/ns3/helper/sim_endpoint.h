@@ -1,0 +1,89 @@
+// SimEndpoint: one host's MRC endpoint in the simulation: an unchanged mrc::Context whose clock
+// is ns-3's, whose datagrams ride SimPackets over the host's NIC ports of a SimFabric, and
+// whose timer is an ns-3 event. The ns-3 counterpart of mrc::AsioEndpoint.
+//
+//   SimFabric Receiver(host, plane) ─► Context::OnDatagram(now, payload, {plane, ecn_ce})
+//                                      ─► progress hook (the workload polls its CQs) ─► Flush
+//   Flush: Context::PollTransmit ─► EV route (plane, destination, UDP source port) ─► SimPacket
+//          ─► SimFabric::Send(host, plane); stops while the NIC it just used is above half
+//          its buffer, and resumes from SimFabric's OnTxSpace callback
+//   timer: one ns-3 event at Context::NextTimeout ─► OnTimeout ─► progress hook ─► Flush
+//
+// Sources: udp mode sends from the port's link address with the EV's UDP source port; srv6
+// mode from the port's uSID address with source port 4791 to the EV's uSID container. The
+// payload is the real datagram (RoCEv2 BTH ... ICRC): every byte is checked where it lands.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "emulator/ns3/model/sim_fabric.h"
+#include "mrc/core/context.h"
+#include "mrc/core/ev_route.h"
+#include "ns3/event-id.h"
+#include "ns3/ptr.h"
+
+namespace mrclab::emulator::sim {
+
+// ns-3's clock as the core's Timestamp (nanoseconds since the simulation started).
+mrc::Timestamp SimNow();
+
+struct SimEndpointStats {
+  uint64_t rx_datagrams = 0, tx_datagrams = 0, tx_dropped = 0, unroutable = 0, timer_events = 0;
+};
+
+class SimEndpoint {
+ public:
+  // `ports` are the host's NIC ports (one per plane), as HostPorts (harness/job/ev_plan.h)
+  // gives them for `mode`. Registers a Receiver and an OnTxSpace callback for each.
+  SimEndpoint(ns3::Ptr<SimFabric> fabric, std::string host, const std::vector<mrc::EndpointPort>& ports,
+              mrc::EvMode mode, const mrc::ContextConfig& context);
+  ~SimEndpoint();
+  SimEndpoint(const SimEndpoint&) = delete;
+  SimEndpoint& operator=(const SimEndpoint&) = delete;
+
+  mrc::Context& context() { return context_; }
+  // Routes of QP `qpn`: routes[i] serves EV i. Throws std::invalid_argument for a destination
+  // that is not an IPv6 address or a plane the host has no port in.
+  void SetRoutes(uint32_t qpn, const std::vector<mrc::EvRoute>& routes);
+  // Called after every input or timer, before transmitting: the place to poll CQs.
+  void SetOnProgress(std::function<void()> fn) { on_progress_ = std::move(fn); }
+  // Transmits what the core has and re-arms the timer; call after posting work.
+  void Kick();
+  const SimEndpointStats& stats() const { return stats_; }
+
+ private:
+  struct Route {
+    int plane = 0;
+    Ipv6Address destination{};
+    uint16_t src_port = 0;
+  };
+  struct Port {
+    int plane = 0;
+    Ipv6Address address{};
+  };
+  void OnReceive(int plane, SimPacket&& packet);
+  void OnTimer();
+  void ArmTimer();
+  void Flush();
+  const Port* PortOf(int plane) const;
+
+  ns3::Ptr<SimFabric> fabric_;
+  std::string host_;
+  mrc::EvMode mode_;
+  mrc::Context context_;
+  std::vector<Port> ports_;
+  std::map<uint32_t, std::vector<Route>> routes_;
+  std::function<void()> on_progress_;
+  ns3::EventId timer_;
+  mrc::Timestamp armed_at_ = mrc::Timestamp::Infinite();
+  uint64_t nic_high_water_bytes_ = 0;  // half the NIC buffer: stop pulling from the core
+  bool flushing_ = false;
+  std::vector<uint8_t> buffer_;
+  SimEndpointStats stats_;
+};
+
+}  // namespace mrclab::emulator::sim

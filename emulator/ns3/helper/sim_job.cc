@@ -1,0 +1,175 @@
+#include "emulator/ns3/helper/sim_job.h"
+
+#include <stdexcept>
+
+#include "harness/job/ev_plan.h"
+#include "ns3/simulator.h"
+
+namespace mrclab::emulator::sim {
+namespace {
+
+double Seconds(mrc::Timestamp t) { return t.nanoseconds() * 1e-9; }
+
+}  // namespace
+
+SimJob::SimJob(const ResolvedLab& lab, ns3::Ptr<SimFabric> fabric, const harness::JobConfig& config,
+               const harness::QpConfigFn& qp_config, RunUntilFn run_until, EventFn on_event, StepFn on_step)
+    : config_(config), run_until_(std::move(run_until)), on_event_(std::move(on_event)), on_step_(std::move(on_step)) {
+  if (config_.hosts.empty()) throw std::invalid_argument("job has no hosts");
+  for (size_t h = 0; h < config_.hosts.size(); ++h) {
+    mrc::ContextConfig cc;
+    cc.seed = config_.seed * 1000 + h + 1;
+    endpoints_.push_back(std::make_unique<SimEndpoint>(
+        fabric, config_.hosts[h], harness::HostPorts(harness::LabHost(lab, config_.hosts[h]), config_.ev_mode),
+        config_.ev_mode, cc));
+  }
+  compute_timers_.resize(endpoints_.size());
+  workload_ = std::make_unique<harness::Workload>(lab, config_, qp_config, [this](int h) {
+    SimEndpoint* ep = endpoints_[h].get();
+    return harness::HostBinding{&ep->context(), [ep](uint32_t qpn, const std::vector<mrc::EvRoute>& routes) {
+                                  ep->SetRoutes(qpn, routes);
+                                }};
+  });
+  for (size_t h = 0; h < endpoints_.size(); ++h)
+    endpoints_[h]->SetOnProgress([this, h] { Progress(static_cast<int>(h)); });
+}
+
+SimJob::~SimJob() {
+  ns3::Simulator::Cancel(watchdog_);
+  for (auto& t : compute_timers_) ns3::Simulator::Cancel(t);
+}
+
+void SimJob::Start() {
+  result_.state = harness::JobState::kRunning;
+  started_ = ns3::Simulator::Now().GetSeconds();
+  ns3::Simulator::ScheduleNow(&SimJob::BeginStep, this);
+}
+
+void SimJob::BeginStep() {
+  if (result_.state != harness::JobState::kRunning) return;
+  if (stop_requested_ || (config_.max_steps && step_ >= config_.max_steps)) return Finish(harness::JobState::kCompleted);
+  reports_.assign(workload_->ranks(), {});
+  done_ranks_ = 0;
+  step_start_ = SimNow();
+  watchdog_ = ns3::Simulator::Schedule(ns3::Seconds(config_.step_timeout_seconds), &SimJob::Watchdog, this, step_);
+  for (size_t h = 0; h < endpoints_.size(); ++h) {
+    workload_->BeginStep(static_cast<int>(h), step_, step_start_);
+    Drain(static_cast<int>(h));
+    ArmCompute(static_cast<int>(h));
+    endpoints_[h]->Kick();
+  }
+}
+
+void SimJob::Progress(int host) {
+  const mrc::Timestamp now = SimNow();
+  if (workload_->NextTimeout(host) <= now) workload_->OnTimeout(host, now);
+  workload_->OnProgress(host, now);
+  Drain(host);
+  ArmCompute(host);
+}
+
+void SimJob::ArmCompute(int host) {
+  ns3::Simulator::Cancel(compute_timers_[host]);
+  const mrc::Timestamp next = workload_->NextTimeout(host);
+  if (next.IsInfinite()) return;
+  const int64_t delay = std::max<int64_t>(0, (next - SimNow()).nanoseconds());
+  compute_timers_[host] = ns3::Simulator::Schedule(ns3::NanoSeconds(delay), [this, host] {
+    Progress(host);
+    endpoints_[host]->Kick();
+  });
+}
+
+void SimJob::Drain(int host) {
+  while (auto out = workload_->Poll(host)) {
+    if (result_.state != harness::JobState::kRunning) continue;
+    if (auto* rep = std::get_if<harness::RankReport>(&*out)) {
+      if (rep->step != step_) continue;
+      reports_[rep->rank] = std::move(*rep);
+      if (++done_ranks_ == workload_->ranks()) ns3::Simulator::ScheduleNow(&SimJob::EndStep, this);
+    } else if (auto* ev = std::get_if<harness::WorkloadEvent>(&*out)) {
+      ev->body["t"] = Seconds(ev->at);
+      ev->body["job"] = config_.label;
+      if (on_event_) on_event_(ev->body);
+    } else {
+      Interrupt("step " + std::to_string(step_) + ": " + std::get<harness::WorkloadFailure>(*out).reason);
+    }
+  }
+}
+
+void SimJob::Watchdog(uint64_t step) {
+  if (step != step_ || result_.state != harness::JobState::kRunning) return;
+  Interrupt("watchdog: step " + std::to_string(step) + " did not finish within " +
+            std::to_string(config_.step_timeout_seconds) + " s (" + std::to_string(done_ranks_) + " of " +
+            std::to_string(workload_->ranks()) + " ranks done)");
+}
+
+void SimJob::EndStep() {
+  if (result_.state != harness::JobState::kRunning || done_ranks_ != workload_->ranks()) return;
+  ns3::Simulator::Cancel(watchdog_);
+  harness::StepRecord rec = workload_->AssembleStep(step_, reports_);
+  const mrc::Timestamp end = SimNow();
+  rec.start = Seconds(step_start_);
+  rec.end = Seconds(end);
+  rec.seconds = (end - step_start_).seconds();
+  result_.steps = step_ + 1;
+  result_.bytes_verified += rec.bytes_verified;
+  result_.bytes_bad += rec.bytes_bad;
+  result_.retransmissions += rec.retransmissions;
+  ++step_;
+  if (on_step_) on_step_(rec);
+  BeginStep();
+}
+
+void SimJob::Interrupt(const std::string& reason) {
+  if (result_.state != harness::JobState::kRunning) return;
+  result_.reason = reason;
+  Finish(harness::JobState::kInterrupted);
+}
+
+void SimJob::Finish(harness::JobState state) {
+  result_.state = state;
+  result_.seconds = ns3::Simulator::Now().GetSeconds() - started_;
+  ns3::Simulator::Cancel(watchdog_);
+  for (auto& t : compute_timers_) ns3::Simulator::Cancel(t);
+}
+
+bool SimJob::WaitForSteps(uint64_t steps, double timeout_seconds) {
+  run_until_(ns3::Simulator::Now().GetSeconds() + timeout_seconds,
+             [&] { return result_.steps >= steps || result_.state != harness::JobState::kRunning; });
+  return result_.steps >= steps;
+}
+
+harness::JobResult SimJob::Wait() {
+  // A stop takes effect after the current step; the watchdog bounds a hung one.
+  while (result_.state == harness::JobState::kRunning)
+    run_until_(ns3::Simulator::Now().GetSeconds() + config_.step_timeout_seconds + 1,
+               [&] { return result_.state != harness::JobState::kRunning; });
+  return result_;
+}
+
+int SimJob::SetEvDenied(const std::string& host_a, const std::string& host_b, int ev, bool denied) {
+  const int h = workload_->HostIndex(host_a);
+  if (h < 0) return 0;
+  const int touched = workload_->SetEvDenied(h, host_b, ev, denied, SimNow());
+  endpoints_[h]->Kick();
+  return touched;
+}
+
+int SimJob::SetPortEnabled(const std::string& host, int plane, bool enabled) {
+  const int h = workload_->HostIndex(host);
+  if (h < 0) return 0;
+  const int touched = workload_->SetPortEnabled(h, plane, enabled, SimNow());
+  endpoints_[h]->Kick();
+  return touched;
+}
+
+std::vector<harness::EvSnapshot> SimJob::SnapshotEvs() {
+  std::vector<harness::EvSnapshot> out;
+  for (int h = 0; h < workload_->hosts(); ++h) {
+    auto mine = workload_->SnapshotEvs(h);
+    out.insert(out.end(), mine.begin(), mine.end());
+  }
+  return out;
+}
+
+}  // namespace mrclab::emulator::sim

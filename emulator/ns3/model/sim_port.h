@@ -1,0 +1,147 @@
+// SimPort: one end of a link, transmitting in one direction (a link is two ports, a->b and
+// b->a). An output queue in front of a serialiser, a propagation delay behind it, and the far
+// end's ingress faults at the other side:
+//
+//   Enqueue ─► [down? fault drop] ─► [full? tail drop] ─► [ECN mark] ─► FIFO ─► serialise
+//      ─► TransmitDone (event 1) ─► wire (delay) ─► Deliver (event 2) ─► [link went down? /
+//      blackhole? / loss?  fault drop] ─► far end's PacketSink::Receive
+//
+// Contract:
+//   - Queue occupancy counts every accepted packet until its last bit is serialised (the one
+//     being transmitted included). A packet is accepted iff occupancy + its WireBytes() fits
+//     the buffer; otherwise it is dropped (queue_drops). An ECN-capable packet that finds the
+//     occupancy above the ECN threshold (before it joins) gets CE (ecn_marks).
+//   - One packet is serialised at a time, taking WireBytes()*8/rate. The remainder of the
+//     division is carried to the next packet, so a saturated port sends at exactly its rate
+//     even though ns-3 time has a resolution (1 ns by default). A rate change applies from the
+//     next packet that starts serialising.
+//   - A packet reaches the far end `delay` after its serialisation ends. Deliveries happen in
+//     transmission order; two ns-3 events per packet and port (TransmitDone, Deliver), and the
+//     events carry only the port pointer: packets wait in the port's own FIFOs.
+//   - Down: going down drops the queue and the packet being serialised, and every packet still
+//     on the wire is dropped when it would have arrived; while down, everything offered is
+//     dropped. All of these are fault_drops. Coming up starts from an empty queue.
+//   - Blackhole and loss model the FAR END's ingress: they are applied when a packet arrives
+//     (fault_drops), after its transmission was counted. Loss is a Bernoulli draw per arriving
+//     packet from ns-3 RNG stream `loss_stream` (created when a loss rate is first set), so a
+//     run is reproducible from the ns-3 seed and run number.
+//   - rx_packets/rx_bytes count what the far end received (after blackhole and loss).
+//   - The port must outlive the simulator's events that refer to it: keep it alive until
+//     ns3::Simulator::Run() has returned (events are freed by Simulator::Destroy()).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+
+#include "emulator/ns3/model/ring_queue.h"
+#include "emulator/ns3/model/sim_packet.h"
+#include "ns3/event-id.h"
+#include "ns3/nstime.h"
+#include "ns3/ptr.h"
+#include "ns3/random-variable-stream.h"
+
+namespace mrclab::emulator::sim {
+
+// What a port delivers into: a switch's forwarding engine or a host port.
+class PacketSink {
+ public:
+  virtual ~PacketSink() = default;
+  // Takes a packet that arrived over a link (after that link's ingress faults).
+  virtual void Receive(SimPacket&& packet) = 0;
+};
+
+struct PortCounters {
+  uint64_t tx_packets = 0, tx_bytes = 0;  // serialised (wire bytes)
+  uint64_t rx_packets = 0, rx_bytes = 0;  // received by the far end, after blackhole and loss
+  uint64_t queue_drops = 0;               // tail drops: the buffer was full
+  uint64_t fault_drops = 0;               // down, blackhole, loss
+  uint64_t ecn_marks = 0;                 // packets this port set CE on
+  uint64_t max_queue_bytes = 0;           // highest occupancy seen
+};
+
+inline constexpr uint64_t kNeverMark = std::numeric_limits<uint64_t>::max();
+
+struct PortConfig {
+  uint64_t rate_bps = 100'000'000'000;
+  ns3::Time delay = ns3::MicroSeconds(1);
+  uint64_t buffer_bytes = 1 << 20;
+  uint64_t ecn_threshold_bytes = kNeverMark;  // kNeverMark: the port never marks
+  int64_t loss_stream = 0;                    // ns-3 RNG stream of the loss draws
+};
+
+enum class EnqueueResult { kQueued, kQueueDrop, kFaultDrop };
+
+class SimPort {
+ public:
+  // `far_end` receives what this port delivers; it must outlive the port's events.
+  // Throws std::invalid_argument if the rate is zero.
+  SimPort(const PortConfig& config, PacketSink* far_end);
+  SimPort(const SimPort&) = delete;
+  SimPort& operator=(const SimPort&) = delete;
+
+  // Offers a packet for transmission (see the contract for drops and marking).
+  EnqueueResult Enqueue(SimPacket&& packet);
+
+  // Brings the port down (dropping what it holds) or up. Idempotent.
+  void SetUp(bool up);
+  // Whether the port is up (a switch only forwards on up ports).
+  bool IsUp() const { return up_; }
+  // Drops (or stops dropping) every packet at the far end's ingress.
+  void SetBlackhole(bool on) { blackhole_ = on; }
+  // Drops each packet arriving at the far end with probability `rate` (0 clears). Throws
+  // std::invalid_argument unless 0 <= rate <= 1.
+  void SetLossRate(double rate);
+  // Sets the serialisation rate in bits per second for packets that start after this call.
+  // Throws std::invalid_argument if bps is zero.
+  void SetRate(uint64_t bps);
+  // The current serialisation rate in bits per second.
+  uint64_t Rate() const { return rate_bps_; }
+  // Bytes accepted and not yet fully serialised.
+  uint64_t QueuedBytes() const { return queued_bytes_; }
+  // The buffer size in bytes.
+  uint64_t BufferBytes() const { return buffer_bytes_; }
+  // Called after each packet finishes serialising while the queue is below half the buffer
+  // (after the port has started its next packet), so a sender can refill the queue. The
+  // callback may call Enqueue.
+  void SetOnTxSpace(std::function<void()> callback) { on_tx_space_ = std::move(callback); }
+  // Counters since construction.
+  const PortCounters& Counters() const { return counters_; }
+
+ private:
+  struct InFlight {
+    SimPacket packet;
+    uint32_t epoch = 0;  // down_epoch_ when it left; a later epoch means the link went down
+  };
+
+  void StartTransmission();
+  void TransmitDone();
+  void Deliver();
+  ns3::Time SerialisationTime(uint32_t wire_bytes);
+
+  PacketSink* far_end_;
+  uint64_t rate_bps_;
+  ns3::Time delay_;
+  uint64_t buffer_bytes_;
+  uint64_t ecn_threshold_bytes_;
+  int64_t loss_stream_;
+  uint64_t ticks_per_second_;
+  uint64_t serialisation_carry_ = 0;  // remainder of the last division, in 1/rate ticks
+
+  bool up_ = true;
+  bool blackhole_ = false;
+  double loss_rate_ = 0;
+  ns3::Ptr<ns3::UniformRandomVariable> loss_draws_;  // created by the first SetLossRate(> 0)
+
+  RingQueue<SimPacket> queue_;   // waiting; the front is being serialised when busy_
+  RingQueue<InFlight> on_wire_;  // serialised, not yet delivered, in delivery order
+  uint64_t queued_bytes_ = 0;
+  bool busy_ = false;
+  ns3::EventId transmit_done_;
+  uint32_t down_epoch_ = 0;
+
+  std::function<void()> on_tx_space_;
+  PortCounters counters_;
+};
+
+}  // namespace mrclab::emulator::sim

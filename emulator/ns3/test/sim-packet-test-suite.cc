@@ -1,0 +1,63 @@
+// SimPacket: addresses to and from text, wire size.
+#include <stdexcept>
+
+#include "emulator/ns3/model/sim_packet.h"
+#include "ns3/test.h"
+
+namespace mrclab::emulator::sim {
+namespace {
+
+class AddressTextTestCase : public ns3::TestCase {
+ public:
+  AddressTextTestCase() : ns3::TestCase("IPv6 text parses to bytes and formats back (RFC 5952)") {}
+
+ private:
+  void DoRun() override {
+    const Ipv6Address container = ParseIpv6Address("fcbb:0:1201:1101:1202:1303::");
+    const Ipv6Address expected = {0xfc, 0xbb, 0, 0, 0x12, 0x01, 0x11, 0x01,
+                                  0x12, 0x02, 0x13, 0x03, 0,    0,    0,    0};
+    NS_TEST_ASSERT_MSG_EQ((container == expected), true, "container bytes");
+    NS_TEST_ASSERT_MSG_EQ(FormatIpv6Address(container), "fcbb:0:1201:1101:1202:1303::",
+                          "container text");
+    NS_TEST_ASSERT_MSG_EQ(FormatIpv6Address(ParseIpv6Address("FD00:0000:0012::0002")),
+                          "fd00:0:12::2", "canonical form");
+    NS_TEST_ASSERT_MSG_EQ(FormatIpv6Address(Ipv6Address{}), "::", "all zero");
+    for (const char* bad : {"fd00::12::2", "fcbb:0:1201", "10.0.0.1", "", "fd00::/64"}) {
+      bool threw = false;
+      try {
+        ParseIpv6Address(bad);
+      } catch (const std::invalid_argument&) {
+        threw = true;
+      }
+      NS_TEST_ASSERT_MSG_EQ(threw, true, "'" << bad << "' is refused");
+    }
+  }
+};
+
+class WireBytesTestCase : public ns3::TestCase {
+ public:
+  WireBytesTestCase() : ns3::TestCase("WireBytes adds IPv6, UDP and Ethernet overhead") {}
+
+ private:
+  void DoRun() override {
+    SimPacket p;
+    p.payload_bytes = 1000;
+    NS_TEST_ASSERT_MSG_EQ(p.WireBytes(), 1066u, "1000 + 40 + 8 + 18");
+    NS_TEST_ASSERT_MSG_EQ(p.dst_port, kRoceV2Port, "RoCEv2 port by default");
+    NS_TEST_ASSERT_MSG_EQ(p.ecn_capable, true, "ECN-capable by default");
+    NS_TEST_ASSERT_MSG_EQ(p.ecn_ce, false, "not marked by default");
+  }
+};
+
+class SimPacketTestSuite : public ns3::TestSuite {
+ public:
+  SimPacketTestSuite() : ns3::TestSuite("mrclab-sim-packet", UNIT) {
+    AddTestCase(new AddressTextTestCase, QUICK);
+    AddTestCase(new WireBytesTestCase, QUICK);
+  }
+};
+
+SimPacketTestSuite g_sim_packet_test_suite;
+
+}  // namespace
+}  // namespace mrclab::emulator::sim

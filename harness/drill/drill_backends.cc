@@ -1,0 +1,54 @@
+// Which backend a drill runs in, what it can do, and making it (drill_runner.h).
+#include <filesystem>
+
+#include "emulator/ns3/helper/ns3_backend.h"
+#include "harness/drill/drill_runner.h"
+#include "harness/drill/netns_backend.h"
+#include "mrc/core/qp_presets.h"
+
+namespace mrclab::harness {
+namespace {
+
+namespace fs = std::filesystem;
+using emulator::BackendKind;
+
+// The lab file a simulation builds: the scenario's (or --lab), which must be a file.
+std::string SimulationLabFile(const Scenario& s, const DrillOptions& o) {
+  const std::string lab = o.lab.empty() ? s.lab : o.lab;
+  const std::string field = o.lab.empty() ? "lab" : "--lab";
+  if (!fs::is_regular_file(lab))
+    throw ScenarioError(s.file, field,
+                        "'" + lab + "' is not a lab file; a simulation builds its lab from a file (deployed labs are "
+                        "netns labs)");
+  return lab;
+}
+
+}  // namespace
+
+BackendKind ChosenBackend(const Scenario& s, const DrillOptions& o) {
+  return o.backend.value_or(s.backend.value_or(BackendKind::kNetns));
+}
+
+void CheckBackendSupport(const Scenario& s, const DrillOptions& o) {
+  const BackendKind backend = ChosenBackend(s, o);
+  const std::string name(ToString(backend));
+  for (const FaultSpec& f : s.faults)
+    if (!emulator::Supports(backend, f.kind))
+      throw ScenarioError(s.file, f.field + ".kind",
+                          std::string(ToString(f.kind)) + " is not modelled by the " + name +
+                              " backend (it needs the emulated lab's FRR: --backend netns)");
+  if (backend == BackendKind::kNetns && s.job.timers == TimerScale::kFabric)
+    throw ScenarioError(s.file, "job.timers",
+                        "fabric (µs) timers need virtual time: use --backend ns3, or timers: realtime");
+  if (backend == BackendKind::kNs3) SimulationLabFile(s, o);
+}
+
+std::unique_ptr<DrillBackend> MakeDrillBackend(const Scenario& s, const DrillOptions& o) {
+  if (ChosenBackend(s, o) == BackendKind::kNetns) return MakeNetnsBackend(s, o.lab);
+  emulator::sim::Ns3BackendOptions options;
+  options.seed = s.seed;
+  options.qp_config = s.job.timers == TimerScale::kFabric ? mrc::FabricQpConfig : mrc::RealtimeQpConfig;
+  return emulator::sim::MakeNs3Backend(emulator::Resolve(emulator::ParseLabFile(SimulationLabFile(s, o))), options);
+}
+
+}  // namespace mrclab::harness

@@ -1,0 +1,179 @@
+#include "harness/drill/netns_backend.h"
+
+#include <sys/utsname.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "emulator/netns/deploy.h"
+#include "emulator/netns/faults.h"
+#include "emulator/netns/frr_daemons.h"
+#include "emulator/netns/interrupt.h"
+#include "emulator/netns/lab_state.h"
+#include "emulator/netns/processes.h"
+#include "emulator/wall_clock.h"
+#include "harness/drill/lab_convergence.h"
+#include "harness/drill/run_recorder.h"
+#include "harness/drill/scenario.h"
+#include "harness/job/training_job.h"
+#include "harness/telemetry/lab_observer.h"
+
+namespace mrclab::harness {
+namespace {
+
+namespace fs = std::filesystem;
+namespace nx = emulator::netns;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+bool IsDeployed(const std::string& name) { return fs::exists(nx::LabPaths(name).lab_json); }
+
+std::string FirstLine(const std::vector<std::string>& argv) {
+  std::string out;
+  if (nx::RunAndWait(argv, &out) != 0) return "unknown";
+  return out.substr(0, out.find('\n'));
+}
+
+class NetnsBackend : public DrillBackend {
+ public:
+  NetnsBackend(emulator::ResolvedLab plan, std::string text, bool deployed)
+      : plan_(std::move(plan)), text_(std::move(text)), reused_(deployed) {}
+  ~NetnsBackend() override { StopObserving(); }
+
+  emulator::BackendKind kind() const override { return emulator::BackendKind::kNetns; }
+  const emulator::ResolvedLab& lab() const override { return plan_; }
+  bool reused() const override { return reused_; }
+  std::string TimeBase() const override { return "unix"; }
+
+  void Prepare(bool progress) override {
+    if (!reused_) {
+      nx::DeployOptions d;
+      d.progress = progress;
+      d.lab_text = text_;
+      nx::Deploy(plan_, d);
+      deployed_ = true;
+    }
+    injector_.emplace(plan_);
+  }
+
+  void Release() override {
+    StopObserving();
+    injector_.reset();
+    if (deployed_) nx::Destroy(plan_.name);
+    deployed_ = false;
+  }
+
+  double Now() override { return emulator::UnixNow(); }
+
+  bool RunUntil(double deadline, const std::function<bool()>& done) override {
+    const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::duration<double>(std::max(0.0, deadline - Now())));
+    for (;;) {
+      nx::ThrowIfInterrupted();
+      if (done()) return true;
+      if (Clock::now() >= end) return false;
+      std::this_thread::sleep_for(std::min<Clock::duration>(std::chrono::milliseconds(20), end - Clock::now()));
+    }
+  }
+
+  // Polls until every switch has the BGP routes it had when first asked (the lab as verified),
+  // for at most a minute.
+  void WaitUntilConverged(const EventFn& on_event, bool progress) override {
+    if (!baseline_) baseline_ = SnapshotBgpRoutes(plan_);
+    const auto start = Clock::now();
+    std::set<std::string> differing = DifferingSwitches(*baseline_, SnapshotBgpRoutes(plan_));
+    while (!differing.empty() && Clock::now() - start < std::chrono::seconds(60)) {
+      nx::ThrowIfInterrupted();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      differing = DifferingSwitches(*baseline_, SnapshotBgpRoutes(plan_));
+    }
+    std::string names;
+    for (const auto& n : differing) names += (names.empty() ? "" : ", ") + n;
+    const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+    on_event({{"type", "drill"}, {"phase", differing.empty() ? "lab converged" : "lab not converged"},
+              {"waited_seconds", waited}, {"differing", names}});
+    if (!differing.empty() && progress)
+      std::fprintf(stderr, "drill: warning: routes of %s still differ from the start after 60 s; going on\n",
+                   names.c_str());
+  }
+
+  int ApplyFault(const emulator::FaultAction& action) override { return injector_->Apply(action); }
+  void RevertFault(int id) override { injector_->Revert(id); }
+  int RevertLeftoverFaults() override { return nx::RevertLeftoverFaults(plan_); }
+
+  void StartObserving(const EventFn& on_event, DrillMetrics* metrics) override {
+    observer_ = std::make_unique<LabObserver>(plan_, ObserverOptions{}, on_event, metrics);
+    observer_->Start();
+  }
+  void StopObserving() override {
+    if (observer_) observer_->Stop();
+    observer_.reset();
+  }
+  std::vector<LinkSample> SampleLinks() override {
+    std::vector<LinkSample> out;
+    if (!observer_) return out;
+    for (const auto& l : observer_->LastLinkSamples())
+      out.push_back({l.link, l.end, l.counters.rx_packets, l.counters.tx_packets, l.counters.rx_dropped,
+                     l.counters.tx_dropped});
+    return out;
+  }
+
+  std::unique_ptr<Job> CreateJob(const JobConfig& config, Job::EventFn on_event, Job::StepFn on_step) override {
+    return std::make_unique<TrainingJob>(plan_, config, std::move(on_event), std::move(on_step));
+  }
+
+  json Versions() override {
+    utsname u{};
+    uname(&u);
+    return {{"mrclab", MRCLAB_VERSION}, {"kernel", u.release}, {"frr", FirstLine({nx::FrrDir() + "/zebra", "--version"})}};
+  }
+
+  void CollectLogs(RunRecorder& recorder) override { recorder.CopyFrrLogs(nx::LabPaths(plan_.name).root); }
+
+ private:
+  emulator::ResolvedLab plan_;
+  std::string text_;      // lab file text, when the drill may deploy it
+  bool reused_ = false;   // deployed before the drill: reuse, never destroy
+  bool deployed_ = false; // deployed by Prepare
+  std::optional<nx::FaultInjector> injector_;
+  std::unique_ptr<LabObserver> observer_;
+  std::optional<RoutingSnapshot> baseline_;
+};
+
+}  // namespace
+
+std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& s, const std::string& lab_override) {
+  const std::string lab = lab_override.empty() ? s.lab : lab_override;
+  const std::string field = lab_override.empty() ? "lab" : "--lab";
+  if (fs::exists(lab) && fs::is_regular_file(lab)) {
+    std::ifstream in(lab);
+    std::stringstream text;
+    text << in.rdbuf();
+    emulator::ResolvedLab plan = emulator::Resolve(emulator::ParseLabText(text.str(), lab));
+    if (!IsDeployed(plan.name)) return std::make_unique<NetnsBackend>(std::move(plan), text.str(), false);
+    emulator::ResolvedLab running = nx::LoadDeployedLab(plan.name);
+    auto plan_of = [](const emulator::ResolvedLab& l) {  // the plan, not where it was read from
+      json j = l.ToJson();
+      j.erase("source");
+      return j;
+    };
+    if (plan_of(running) != plan_of(plan))
+      throw ScenarioError(s.file, field, "lab '" + plan.name + "' is deployed with a different plan than " + lab +
+                                             "; destroy it (mrclab destroy " + plan.name + ") or name the deployed lab");
+    return std::make_unique<NetnsBackend>(std::move(running), "", true);
+  }
+  if (lab.find('/') != std::string::npos || lab.ends_with(".yaml"))
+    throw ScenarioError(s.file, field, "lab file '" + lab + "' does not exist");
+  if (!IsDeployed(lab))
+    throw ScenarioError(s.file, field, "'" + lab + "' is neither a lab file nor a deployed lab (mrclab list)");
+  if (nx::ReadLabJson(lab).value("state", "") != "ready")
+    throw ScenarioError(s.file, field, "lab '" + lab + "' is not ready (mrclab list)");
+  return std::make_unique<NetnsBackend>(nx::LoadDeployedLab(lab), "", true);
+}
+
+}  // namespace mrclab::harness

@@ -1,0 +1,20 @@
+// The drill backend of emulated labs (drill_backend.h): network namespaces, FRR and kernel SRv6
+// (emulator/netns), real time, jobs driven by TrainingJob (Asio endpoints in the hosts'
+// namespaces), BGP/BFD and link counters watched by the LabObserver.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "harness/drill/drill_backend.h"
+
+namespace mrclab::harness {
+
+struct Scenario;
+
+// The scenario's lab, or `lab_override` (a lab file, or a deployed lab's name; `field` names
+// where it came from in errors): a deployed lab is reused (and must have the file's plan),
+// otherwise it is deployed by Prepare. Throws ScenarioError naming the field.
+std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& scenario, const std::string& lab_override);
+
+}  // namespace mrclab::harness

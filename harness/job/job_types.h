@@ -1,0 +1,76 @@
+// What a synthetic training job is asked to do and what it reports, independent of the world
+// it runs in (real time on a netns lab, virtual time in ns-3). Plain data.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/job/collective_plan.h"
+#include "mrc/core/ev_route.h"
+#include "mrc/core/qp.h"
+
+namespace mrclab::harness {
+
+// The one default for every front end (scenario files, the Python module, the job itself).
+inline constexpr double kDefaultStepTimeoutSeconds = 5;
+inline constexpr double kDefaultComputeSeconds = 0.05;
+
+struct CollectiveSpec {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  uint64_t bytes = 1 << 20;  // whole buffer per rank (rounded up to 4 * ranks)
+};
+
+struct JobConfig {
+  std::string label = "mrc";          // names this job in events and metrics
+  std::vector<std::string> hosts;     // at least one; ranks = hosts * ranks_per_host >= 2
+  int ranks_per_host = 1;
+  mrc::TransportMode transport = mrc::TransportMode::kMrc;
+  mrc::EvMode ev_mode = mrc::EvMode::kSrv6;
+  int evs_per_qp = 32;
+  std::vector<CollectiveSpec> collectives = {CollectiveSpec{}};
+  double compute_seconds = kDefaultComputeSeconds;
+  double step_timeout_seconds = kDefaultStepTimeoutSeconds;
+  uint32_t mtu = 1024;
+  uint64_t seed = 1;
+  int io_threads = 2;      // real-time driver only
+  uint64_t max_steps = 0;  // 0: until RequestStop
+};
+
+struct CollectiveTiming {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  uint64_t bytes = 0;
+  double seconds = 0;     // first rank starting it to last rank finishing it
+  double busbw_gbps = 0;  // nccl-tests' bus bandwidth
+};
+
+struct StepRecord {
+  uint64_t step = 0;
+  double start = 0, end = 0;  // seconds on the drill's clock (unix time; simulated time in ns-3)
+  double seconds = 0;         // compute + collectives
+  std::vector<CollectiveTiming> collectives;
+  uint64_t bytes_verified = 0, bytes_bad = 0;
+  uint64_t retransmissions = 0;  // during this step, all QPs
+};
+
+enum class JobState { kIdle, kRunning, kCompleted, kInterrupted };
+std::string_view ToString(JobState s);
+
+struct JobResult {
+  JobState state = JobState::kIdle;
+  std::string reason;  // why it was interrupted
+  uint64_t steps = 0;
+  uint64_t bytes_verified = 0, bytes_bad = 0, retransmissions = 0;
+  double seconds = 0;
+};
+
+struct EvSnapshot {
+  std::string qp;  // "host0/0->host1/1" (host/rank -> host/rank)
+  uint16_t ev = 0;
+  int plane = 0;
+  std::string state;
+  uint64_t tx_data = 0, tx_retransmits = 0, losses = 0;
+};
+
+}  // namespace mrclab::harness

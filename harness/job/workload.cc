@@ -1,0 +1,385 @@
+#include "harness/job/workload.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+#include "harness/job/collective_data.h"
+#include "harness/job/ev_plan.h"
+
+namespace mrclab::harness {
+namespace {
+
+constexpr int kMaxSlots = 255;  // the slot travels in the immediate's top 8 bits
+
+}  // namespace
+
+std::string_view ToString(JobState s) {
+  switch (s) {
+    case JobState::kIdle: return "idle";
+    case JobState::kRunning: return "running";
+    case JobState::kCompleted: return "completed";
+    case JobState::kInterrupted: return "interrupted";
+  }
+  return "?";
+}
+
+struct Workload::Host {
+  std::string name;
+  HostBinding binding;
+  std::vector<Rank*> ranks;
+  std::map<uint32_t, std::pair<Rank*, int>> qp_owner;  // qpn -> (rank, peer rank)
+  std::deque<WorkloadOutput> outbox;
+};
+
+struct Workload::Rank {
+  int id = 0;
+  Host* host = nullptr;
+  mrc::CompletionQueue* cq = nullptr;
+  std::map<int, mrc::Qp*> qp_to;  // peer rank -> our QP to it
+  std::vector<std::vector<uint32_t>> data, output;  // per collective
+  std::vector<mrc::MemoryRegion> data_mr;
+  std::vector<uint8_t> landing;
+  mrc::MemoryRegion landing_mr;
+  std::vector<uint8_t> landed;  // per slot: 0 empty, 1 checksum ok, 2 checksum bad
+  // Step state.
+  bool active = false;
+  mrc::Timestamp compute_end = mrc::Timestamp::Infinite();
+  uint64_t step = 0;
+  size_t collective = 0, phase = 0;
+  bool phase_sent = false;
+  int sends_pending = 0;
+  std::vector<mrc::Timestamp> started, finished;
+  uint64_t bytes_ok = 0, bytes_bad = 0, retx_at_start = 0;
+};
+
+Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, const QpConfigFn& qp_config,
+                   const std::function<HostBinding(int)>& bind)
+    : config_(config) {
+  if (config_.hosts.empty()) throw std::invalid_argument("job has no hosts");
+  if (config_.ranks_per_host < 1) throw std::invalid_argument("ranks_per_host must be at least 1");
+  if (config_.collectives.empty()) throw std::invalid_argument("job has no collectives");
+  std::set<std::string> seen;
+  for (const auto& h : config_.hosts) {
+    LabHost(lab, h);
+    if (!seen.insert(h).second) throw std::invalid_argument("host '" + h + "' is listed twice");
+  }
+  const int n = static_cast<int>(config_.hosts.size()) * config_.ranks_per_host;
+  for (const auto& c : config_.collectives) kinds_.push_back(c.kind);
+  plan_ = BuildStepPlan(kinds_, n);
+  for (int s : plan_.slots)
+    if (s > kMaxSlots)
+      throw std::invalid_argument("a step needs " + std::to_string(s) + " landing slots per rank (at most " +
+                                  std::to_string(kMaxSlots) + "): fewer ranks or collectives");
+  for (const auto& c : config_.collectives) {
+    const uint64_t per_chunk = std::max<uint64_t>(4, (c.bytes + 4 * n - 1) / (4 * n) * 4);
+    if (per_chunk > (1u << 30)) throw std::invalid_argument("collective size too large");
+    words_.push_back(per_chunk / 4);
+    slot_bytes_ = std::max<size_t>(slot_bytes_, per_chunk);
+  }
+  for (size_t h = 0; h < config_.hosts.size(); ++h) {
+    auto host = std::make_unique<Host>();
+    host->name = config_.hosts[h];
+    host->binding = bind(static_cast<int>(h));
+    hosts_.push_back(std::move(host));
+  }
+  for (int r = 0; r < n; ++r) {
+    auto rank = std::make_unique<Rank>();
+    rank->id = r;
+    rank->host = hosts_[r / config_.ranks_per_host].get();
+    rank->host->ranks.push_back(rank.get());
+    mrc::Context& ctx = *rank->host->binding.context;
+    rank->cq = &ctx.CreateCq();
+    for (size_t c = 0; c < config_.collectives.size(); ++c) {
+      rank->data.emplace_back(words_[c] * n);
+      rank->output.emplace_back(kinds_[c] == CollectiveKind::kAllToAll ? words_[c] * n : 0);
+      auto& d = rank->data.back();
+      rank->data_mr.push_back(
+          ctx.RegisterMemory({reinterpret_cast<uint8_t*>(d.data()), d.size() * sizeof(uint32_t)}, mrc::kAccessLocal));
+    }
+    rank->landing.resize(std::max(1, plan_.slots[r]) * slot_bytes_);
+    rank->landing_mr = ctx.RegisterMemory(rank->landing, mrc::kAccessRemoteWrite);
+    rank->landed.assign(plan_.slots[r], 0);
+    ranks_.push_back(std::move(rank));
+  }
+  Connect(lab, qp_config);
+}
+
+Workload::~Workload() = default;
+
+void Workload::Connect(const emulator::ResolvedLab& lab, const QpConfigFn& qp_config) {
+  // Pairs a collective connects, with how many messages each side receives per step.
+  std::map<std::pair<int, int>, int> receives;  // (receiver, sender) -> per step
+  for (int r = 0; r < ranks(); ++r)
+    for (const auto& coll : plan_.plans[r])
+      for (const auto& phase : coll.phases)
+        for (const auto& recv : phase.recvs) ++receives[{r, recv.peer}];
+  std::set<std::pair<int, int>> pairs;
+  for (const auto& [key, count] : receives) pairs.insert(std::minmax(key.first, key.second));
+  // udp mode: each pair gets its own source-port range, since a host's UDP socket per
+  // (port, source port) is bound to that address and port.
+  const size_t ports_needed = pairs.size() * config_.evs_per_qp;
+  if (config_.ev_mode == mrc::EvMode::kUdp && ports_needed > 65535 - 49152)
+    throw std::invalid_argument("udp EVs need " + std::to_string(ports_needed) +
+                                " source ports (QP pairs x EVs per QP); at most 16383");
+  uint16_t first_port = 49152;
+  for (auto [a, b] : pairs) {
+    Rank& ra = *ranks_[a];
+    Rank& rb = *ranks_[b];
+    const HostPairPlan p = PlanEvs(lab, ra.host->name, rb.host->name, config_.ev_mode, config_.evs_per_qp, first_port);
+    first_port += config_.evs_per_qp;
+    std::vector<int> planes;
+    for (const auto& e : p.a_to_b) planes.push_back(e.plane);
+    const mrc::QpConfig qc = qp_config(config_.transport, planes, config_.mtu);
+    mrc::Qp& qa = ra.host->binding.context->CreateQp(qc, *ra.cq, *ra.cq);
+    mrc::Qp& qb = rb.host->binding.context->CreateQp(qc, *rb.cq, *rb.cq);
+    qa.Connect(qb.qpn(), qb.config().initial_psn);
+    qb.Connect(qa.qpn(), qa.config().initial_psn);
+    ra.host->binding.set_routes(qa.qpn(), p.a_to_b);
+    rb.host->binding.set_routes(qb.qpn(), p.b_to_a);
+    ra.qp_to[b] = &qa;
+    rb.qp_to[a] = &qb;
+    ra.host->qp_owner[qa.qpn()] = {&ra, b};
+    rb.host->qp_owner[qb.qpn()] = {&rb, a};
+    // Receive credits: two steps' worth, so a fast neighbour's next step never waits.
+    for (int i = 0; i < 2 * receives[{a, b}] + 4; ++i) qa.PostRecv(0);
+    for (int i = 0; i < 2 * receives[{b, a}] + 4; ++i) qb.PostRecv(0);
+  }
+}
+
+std::string Workload::QpName(const Rank& r, int peer) const {
+  return r.host->name + "/" + std::to_string(r.id) + "->" + ranks_[peer]->host->name + "/" + std::to_string(peer);
+}
+
+void Workload::Output(Host& h, WorkloadOutput out) { h.outbox.push_back(std::move(out)); }
+
+std::optional<WorkloadOutput> Workload::Poll(int host) {
+  auto& box = hosts_[host]->outbox;
+  if (box.empty()) return std::nullopt;
+  WorkloadOutput out = std::move(box.front());
+  box.pop_front();
+  return out;
+}
+
+void Workload::BeginStep(int host, uint64_t step, mrc::Timestamp now) {
+  for (Rank* rp : hosts_[host]->ranks) {
+    Rank& r = *rp;
+    r.active = true;
+    r.step = step;
+    r.collective = r.phase = 0;
+    r.phase_sent = false;
+    r.bytes_ok = r.bytes_bad = 0;
+    r.retx_at_start = Retransmissions(r);
+    r.started.assign(config_.collectives.size(), mrc::Timestamp());
+    r.finished.assign(config_.collectives.size(), mrc::Timestamp());
+    for (size_t c = 0; c < config_.collectives.size(); ++c)
+      FillInput(kinds_[c], PatternBase(config_.seed, step, int(c)), r.id, ranks(), words_[c], r.data[c].data());
+    if (config_.compute_seconds > 0) {
+      r.compute_end = now + mrc::Duration::Seconds(config_.compute_seconds);
+    } else {
+      r.compute_end = mrc::Timestamp::Infinite();
+      Advance(r, now);
+    }
+  }
+}
+
+mrc::Timestamp Workload::NextTimeout(int host) const {
+  mrc::Timestamp next = mrc::Timestamp::Infinite();
+  for (const Rank* r : hosts_[host]->ranks) next = mrc::Min(next, r->compute_end);
+  return next;
+}
+
+void Workload::OnTimeout(int host, mrc::Timestamp now) {
+  for (Rank* r : hosts_[host]->ranks)
+    if (r->compute_end <= now) {
+      r->compute_end = mrc::Timestamp::Infinite();
+      Advance(*r, now);
+    }
+}
+
+void Workload::OnProgress(int host, mrc::Timestamp now) {
+  Host& h = *hosts_[host];
+  for (Rank* r : h.ranks)
+    while (auto wc = r->cq->Poll()) OnCompletion(*r, *wc, now);
+  mrc::Context& ctx = *h.binding.context;
+  while (auto e = ctx.PollEvent()) {
+    if (auto* s = std::get_if<mrc::EvStateChanged>(&*e)) {
+      auto it = h.qp_owner.find(s->qpn);
+      if (it == h.qp_owner.end()) continue;
+      Output(h, WorkloadEvent{s->at, {{"type", "ev_state"}, {"qp", QpName(*it->second.first, it->second.second)},
+                                      {"ev", s->ev}, {"from", mrc::ToString(s->from)}, {"to", mrc::ToString(s->to)},
+                                      {"reason", mrc::ToString(s->reason)}}});
+    } else if (auto* q = std::get_if<mrc::QpStateChanged>(&*e)) {
+      auto it = h.qp_owner.find(q->qpn);
+      const std::string name =
+          it == h.qp_owner.end() ? std::to_string(q->qpn) : QpName(*it->second.first, it->second.second);
+      Output(h, WorkloadEvent{q->at, {{"type", "qp_state"}, {"qp", name}, {"to", mrc::ToString(q->to)},
+                                      {"reason", std::string(q->reason)}}});
+      if (q->to == mrc::QpState::kError)
+        Output(h, WorkloadFailure{q->at, "QP " + name + " entered the error state (" + std::string(q->reason) + ")"});
+    }
+  }
+}
+
+void Workload::OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp now) {
+  if (wc.status != mrc::WcStatus::kSuccess) {
+    Output(*r.host, WorkloadFailure{now, "rank " + std::to_string(r.id) + ": work completion " +
+                                             std::string(mrc::ToString(wc.status))});
+    return;
+  }
+  if (wc.opcode == mrc::WcOpcode::kRecvWriteWithImm) {
+    const uint32_t imm = wc.immediate.value_or(0);
+    const size_t slot = imm >> 24;
+    if (slot < r.landed.size() && wc.byte_len <= slot_bytes_) {
+      const bool ok = Checksum24(r.landing.data() + slot * slot_bytes_, wc.byte_len) == (imm & 0xffffff);
+      r.landed[slot] = ok ? 1 : 2;
+      if (!ok)
+        Output(*r.host, WorkloadEvent{now, {{"type", "checksum_mismatch"}, {"rank", r.id}, {"slot", slot},
+                                            {"bytes", wc.byte_len}}});
+    } else {
+      r.bytes_bad += wc.byte_len;
+    }
+    if (auto it = r.host->qp_owner.find(wc.qpn); it != r.host->qp_owner.end()) r.qp_to[it->second.second]->PostRecv(0);
+  } else {
+    --r.sends_pending;
+  }
+  Advance(r, now);
+}
+
+uint64_t Workload::Retransmissions(const Rank& r) const {
+  uint64_t total = 0;
+  for (const auto& [peer, qp] : r.qp_to) total += qp->stats().retransmissions;
+  return total;
+}
+
+void Workload::PostSends(Rank& r, size_t phase_index, mrc::Timestamp now) {
+  const size_t c = r.collective;
+  const Phase& phase = plan_.plans[r.id][c].phases[phase_index];
+  const uint64_t chunk_bytes = words_[c] * sizeof(uint32_t);
+  for (const SendOp& s : phase.sends) {
+    const Rank& peer = *ranks_[s.peer];
+    const auto* chunk = reinterpret_cast<const uint8_t*>(r.data[c].data() + s.chunk * words_[c]);
+    mrc::WriteRequest wr;
+    wr.wr_id = r.step;
+    wr.lkey = r.data_mr[c].lkey;
+    wr.local_addr = r.data_mr[c].va + s.chunk * chunk_bytes;
+    wr.length = static_cast<uint32_t>(chunk_bytes);
+    wr.remote_addr = peer.landing_mr.va + s.remote_slot * slot_bytes_;
+    wr.rkey = peer.landing_mr.rkey;
+    wr.immediate = static_cast<uint32_t>(s.remote_slot) << 24 | Checksum24(chunk, chunk_bytes);
+    if (r.qp_to.at(s.peer)->PostWrite(wr) != mrc::PostResult::kOk) {
+      Output(*r.host, WorkloadFailure{now, "rank " + std::to_string(r.id) + ": cannot post a write to rank " +
+                                               std::to_string(s.peer)});
+      return;
+    }
+    ++r.sends_pending;
+  }
+}
+
+// Runs rank r's step as far as the data that has arrived allows.
+void Workload::Advance(Rank& r, mrc::Timestamp now) {
+  while (r.active && r.compute_end.IsInfinite()) {
+    if (r.collective == config_.collectives.size()) {
+      if (r.sends_pending == 0) {
+        r.active = false;
+        Output(*r.host, RankReport{r.id, r.step, r.started, r.finished, r.bytes_ok, r.bytes_bad,
+                                   Retransmissions(r) - r.retx_at_start});
+      }
+      return;
+    }
+    const size_t c = r.collective;
+    const Phase& phase = plan_.plans[r.id][c].phases[r.phase];
+    if (!r.phase_sent) {
+      if (r.phase == 0) r.started[c] = now;
+      r.phase_sent = true;
+      PostSends(r, r.phase, now);
+    }
+    for (const RecvOp& recv : phase.recvs)
+      if (r.landed[recv.slot] == 0) return;
+    const uint64_t chunk_bytes = words_[c] * sizeof(uint32_t);
+    const bool all_to_all = kinds_[c] == CollectiveKind::kAllToAll;
+    for (const RecvOp& recv : phase.recvs) {
+      const auto* src = reinterpret_cast<const uint32_t*>(r.landing.data() + recv.slot * slot_bytes_);
+      uint32_t* dst = (all_to_all ? r.output[c] : r.data[c]).data() + recv.chunk * words_[c];
+      ApplyReceive(recv.reduce, src, dst, words_[c]);
+      r.landed[recv.slot] = 0;
+    }
+    if (++r.phase < plan_.plans[r.id][c].phases.size()) {
+      r.phase_sent = false;
+      continue;
+    }
+    const int bad = CountBadChunks(kinds_[c], PatternBase(config_.seed, r.step, int(c)), r.id, ranks(), words_[c],
+                                   r.data[c].data(), r.output[c].data());
+    const int checked = kinds_[c] == CollectiveKind::kReduceScatter ? 1 : ranks();
+    r.bytes_bad += bad * chunk_bytes;
+    r.bytes_ok += (checked - bad) * chunk_bytes;
+    if (bad)
+      Output(*r.host, WorkloadEvent{now, {{"type", "verify_failed"}, {"rank", r.id}, {"step", r.step},
+                                          {"collective", c}, {"bad_chunks", bad}}});
+    r.finished[c] = now;
+    ++r.collective;
+    r.phase = 0;
+    r.phase_sent = false;
+  }
+}
+
+StepRecord Workload::AssembleStep(uint64_t step, const std::vector<RankReport>& reports) const {
+  StepRecord rec;
+  rec.step = step;
+  const int n = ranks();
+  for (size_t c = 0; c < config_.collectives.size(); ++c) {
+    mrc::Timestamp first = mrc::Timestamp::Infinite(), last;
+    for (const RankReport& rep : reports) {
+      first = mrc::Min(first, rep.started[c]);
+      last = mrc::Max(last, rep.finished[c]);
+    }
+    CollectiveTiming t{kinds_[c], words_[c] * 4 * n, (last - first).seconds(), 0};
+    if (t.seconds > 0) t.busbw_gbps = t.bytes * 8 / t.seconds / 1e9 * BusBandwidthFactor(t.kind, n);
+    rec.collectives.push_back(t);
+  }
+  for (const RankReport& rep : reports) {
+    rec.bytes_verified += rep.bytes_ok;
+    rec.bytes_bad += rep.bytes_bad;
+    rec.retransmissions += rep.retransmissions;
+  }
+  return rec;
+}
+
+int Workload::HostIndex(const std::string& name) const {
+  for (size_t i = 0; i < hosts_.size(); ++i)
+    if (hosts_[i]->name == name) return static_cast<int>(i);
+  return -1;
+}
+
+int Workload::SetEvDenied(int host, const std::string& peer_host, int ev, bool denied, mrc::Timestamp now) {
+  int touched = 0;
+  for (Rank* r : hosts_[host]->ranks)
+    for (auto [peer, qp] : r->qp_to) {
+      if (ranks_[peer]->host->name != peer_host) continue;
+      ++touched;
+      denied ? qp->DenyEv(static_cast<uint16_t>(ev), now) : qp->AllowEv(static_cast<uint16_t>(ev), now);
+    }
+  return touched;
+}
+
+int Workload::SetPortEnabled(int host, int plane, bool enabled, mrc::Timestamp now) {
+  int touched = 0;
+  for (Rank* r : hosts_[host]->ranks)
+    for (auto [peer, qp] : r->qp_to) {
+      ++touched;
+      enabled ? qp->EnablePlane(plane, now) : qp->DisablePlane(plane, now);
+    }
+  return touched;
+}
+
+std::vector<EvSnapshot> Workload::SnapshotEvs(int host) const {
+  std::vector<EvSnapshot> out;
+  for (const Rank* r : hosts_[host]->ranks)
+    for (auto [peer, qp] : r->qp_to)
+      for (const auto& s : qp->ListEvs())
+        out.push_back({QpName(*r, peer), s.id, s.plane, std::string(mrc::ToString(s.state)), s.counters.tx_data,
+                       s.counters.tx_retransmits, s.counters.losses});
+  return out;
+}
+
+}  // namespace mrclab::harness

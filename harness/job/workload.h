@@ -1,0 +1,124 @@
+// The synthetic training workload as a sans-I/O state machine: ranks, steps, collectives over
+// MRC (or RC) QPs, data checks. It owns no thread, clock, socket or timer; a driver owns the
+// hosts' mrc::Contexts, moves their datagrams, and calls in with the time:
+//
+//   driver                                        Workload
+//   ------                                        --------
+//   (construction) HostBinding per host  ───────► CQs, memory, QPs created in each Context;
+//                                                 EV routes handed back via set_routes
+//   BeginStep(host, step, now)            ───────► the host's ranks start the step (compute)
+//   NextTimeout(host) / OnTimeout(host, now) ───► compute phases end, sends are posted
+//   OnProgress(host, now)                 ───────► after the Context took input or timers:
+//                                                 completions and events drained, ranks advance
+//   Poll(host)                            ◄─────── RankReport (a rank finished its step),
+//                                                 WorkloadEvent (EV/QP state, checksum, verify),
+//                                                 WorkloadFailure (QP error, bad completion)
+//   AssembleStep(step, reports)           ◄─────── StepRecord, once every rank has reported
+//
+// Calls for one host touch only that host's ranks and Context, so a driver may run different
+// hosts on different threads. The step barrier and the watchdog are the driver's: it starts
+// every rank's step, waits for all RankReports (or its step timeout) and assembles the record.
+//
+// Ranks are laid out host-major (ranks_per_host each); every rank uses every NIC port (plane)
+// of its host. Every pair of ranks a collective connects gets one QP per side, with the EV
+// plan of ev_plan.h. Data is real: every chunk carries a checksum in its immediate value and
+// is checked where it lands, and every collective's result is checked against its closed form
+// (collective_data.h), so "rode through" also means "nothing lost or corrupted".
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "emulator/resolved_lab.h"
+#include "harness/job/job_types.h"
+#include "mrc/core/context.h"
+
+namespace mrclab::harness {
+
+// What the driver gives the workload for host i (of JobConfig::hosts).
+struct HostBinding {
+  mrc::Context* context = nullptr;
+  // Installs the EV routes of QP `qpn` (routes[i] serves EV i) in the host's driver.
+  std::function<void(uint32_t qpn, const std::vector<mrc::EvRoute>& routes)> set_routes;
+};
+
+// The QP configuration for a transport, EV planes (plane of EV i) and MTU: the driver's time
+// scale decides it (mrc/core/qp_presets.h).
+using QpConfigFn = std::function<mrc::QpConfig(mrc::TransportMode, const std::vector<int>& ev_planes, uint32_t mtu)>;
+
+struct RankReport {
+  int rank = 0;
+  uint64_t step = 0;
+  std::vector<mrc::Timestamp> started, finished;  // per collective
+  uint64_t bytes_ok = 0, bytes_bad = 0, retransmissions = 0;
+};
+struct WorkloadEvent {
+  mrc::Timestamp at;
+  nlohmann::json body;  // {"type": "ev_state", ...}; the driver adds "t" and "job"
+};
+struct WorkloadFailure {
+  mrc::Timestamp at;
+  std::string reason;
+};
+using WorkloadOutput = std::variant<RankReport, WorkloadEvent, WorkloadFailure>;
+
+class Workload {
+ public:
+  // Throws std::invalid_argument for a config the lab cannot run (unknown or repeated host,
+  // fewer than 2 ranks, too many landing slots, too many udp source ports, ...).
+  Workload(const emulator::ResolvedLab& lab, const JobConfig& config, const QpConfigFn& qp_config,
+           const std::function<HostBinding(int host)>& bind);
+  ~Workload();
+  Workload(const Workload&) = delete;
+  Workload& operator=(const Workload&) = delete;
+
+  int ranks() const { return static_cast<int>(ranks_.size()); }
+  int hosts() const { return static_cast<int>(hosts_.size()); }
+  const JobConfig& config() const { return config_; }
+
+  void BeginStep(int host, uint64_t step, mrc::Timestamp now);
+  mrc::Timestamp NextTimeout(int host) const;
+  void OnTimeout(int host, mrc::Timestamp now);
+  void OnProgress(int host, mrc::Timestamp now);
+  std::optional<WorkloadOutput> Poll(int host);
+
+  // A step's collectives and byte counts from every rank's report; the driver sets its start,
+  // end and seconds on the drill's clock.
+  StepRecord AssembleStep(uint64_t step, const std::vector<RankReport>& reports) const;
+
+  // Controller actions on host `host`'s QPs (see Job); return how many QPs they touched.
+  int SetEvDenied(int host, const std::string& peer_host, int ev, bool denied, mrc::Timestamp now);
+  int SetPortEnabled(int host, int plane, bool enabled, mrc::Timestamp now);
+  std::vector<EvSnapshot> SnapshotEvs(int host) const;
+  int HostIndex(const std::string& name) const;  // -1 if the job has no such host
+
+ private:
+  struct Rank;
+  struct Host;
+  void Connect(const emulator::ResolvedLab& lab, const QpConfigFn& qp_config);
+  void OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp now);
+  void PostSends(Rank& r, size_t phase_index, mrc::Timestamp now);
+  void Advance(Rank& r, mrc::Timestamp now);
+  uint64_t Retransmissions(const Rank& r) const;
+  std::string QpName(const Rank& r, int peer) const;
+  void Output(Host& h, WorkloadOutput out);
+
+  JobConfig config_;
+  std::vector<CollectiveKind> kinds_;
+  StepPlan plan_;
+  std::vector<size_t> words_;  // per collective: uint32 words per chunk
+  size_t slot_bytes_ = 0;
+  std::vector<std::unique_ptr<Host>> hosts_;
+  std::vector<std::unique_ptr<Rank>> ranks_;
+};
+
+}  // namespace mrclab::harness

@@ -1,0 +1,76 @@
+#include "mrc/core/context.h"
+
+#include "mrc/core/wire.h"
+
+namespace mrclab::mrc {
+
+Context::Context(const ContextConfig& config) : rng_(config.seed), memory_(&rng_) {
+  next_qpn_ = 0x100 + static_cast<uint32_t>(rng_.Below(0x10000));
+}
+
+MemoryRegion Context::RegisterMemory(std::span<uint8_t> buffer, uint32_t access) {
+  return memory_.Register(buffer, access);
+}
+
+CompletionQueue& Context::CreateCq() {
+  cqs_.push_back(std::make_unique<CompletionQueue>());
+  return *cqs_.back();
+}
+
+Qp& Context::CreateQp(QpConfig config, CompletionQueue& send_cq, CompletionQueue& recv_cq) {
+  const uint32_t qpn = next_qpn_++ & kQpnMask;
+  if (config.initial_psn == 0) config.initial_psn = static_cast<uint32_t>(rng_.Below(kPsnMask));
+  auto qp = std::make_unique<Qp>(qpn, config, &memory_, &send_cq, &recv_cq, &events_);
+  Qp& ref = *qp;
+  qps_[qpn] = std::move(qp);
+  qp_order_.push_back(&ref);
+  return ref;
+}
+
+Qp* Context::FindQp(uint32_t qpn) {
+  auto it = qps_.find(qpn);
+  return it == qps_.end() ? nullptr : it->second.get();
+}
+
+std::vector<Qp*> Context::Qps() { return qp_order_; }
+
+void Context::OnDatagram(Timestamp now, std::span<const uint8_t> datagram, const DatagramInfo& info) {
+  ++stats_.datagrams_in;
+  auto packet = Decode(datagram);
+  if (!packet) {
+    ++stats_.malformed;
+    return;
+  }
+  Qp* qp = FindQp(packet->bth.dest_qp);
+  if (!qp) {
+    ++stats_.unknown_qp;
+    return;
+  }
+  qp->OnPacket(now, *packet, info.ecn_ce);
+}
+
+std::optional<Transmit> Context::PollTransmit(Timestamp now, std::span<uint8_t> out) {
+  const size_t n = qp_order_.size();
+  for (size_t k = 0; k < n; ++k) {
+    Qp* qp = qp_order_[(tx_cursor_ + k) % n];
+    if (auto t = qp->PollTransmit(now, out)) {
+      tx_cursor_ = (tx_cursor_ + k + 1) % n;
+      ++stats_.datagrams_out;
+      return t;
+    }
+  }
+  return std::nullopt;
+}
+
+Timestamp Context::NextTimeout() const {
+  Timestamp t = Timestamp::Infinite();
+  for (const Qp* qp : qp_order_) t = Min(t, qp->NextTimeout());
+  return t;
+}
+
+void Context::OnTimeout(Timestamp now) {
+  for (Qp* qp : qp_order_)
+    if (qp->NextTimeout() <= now) qp->OnTimeout(now);
+}
+
+}  // namespace mrclab::mrc

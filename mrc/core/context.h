@@ -1,0 +1,78 @@
+// Context: one host's MRC endpoint, verbs-style (the "device context"): it owns registered
+// memory, completion queues and QPs, and is the sans-I/O surface a driver talks to.
+//
+//   driver                         Context                         application
+//   ------                         -------                         -----------
+//   OnDatagram(now, bytes, info) ─► decode, check ICRC ─► QP by dest QPN
+//   PollTransmit(now, buf) ◄─────── next packet of any QP (round-robin) + its (QPN, EV)
+//   NextTimeout() / OnTimeout(now)  ACK delay, loss detection, RTO, probes
+//   PollEvent() ◄─────────────────── EV state changes, QP errors, probe results
+//                                  CompletionQueue::Poll ◄──────── completions
+//                                  Qp::PostWrite / PostRecv ◄───── work requests
+//
+// The Context owns no socket, clock, thread or global. It is not thread-safe: a driver calls
+// it from one thread (or under one lock).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "mrc/core/completion_queue.h"
+#include "mrc/core/events.h"
+#include "mrc/core/memory_region.h"
+#include "mrc/core/qp.h"
+#include "mrc/core/rng.h"
+#include "mrc/core/units.h"
+
+namespace mrclab::mrc {
+
+struct ContextConfig {
+  uint64_t seed = 1;  // rkeys, QP numbers and initial PSNs derive from it
+};
+
+struct DatagramInfo {
+  int plane = 0;        // NIC port it arrived on
+  bool ecn_ce = false;  // IP ECN field was CE
+};
+
+struct ContextStats {
+  uint64_t datagrams_in = 0, datagrams_out = 0, malformed = 0, unknown_qp = 0;
+};
+
+class Context {
+ public:
+  explicit Context(const ContextConfig& config = {});
+
+  MemoryRegion RegisterMemory(std::span<uint8_t> buffer, uint32_t access);
+  bool DeregisterMemory(uint32_t lkey) { return memory_.Deregister(lkey); }
+  CompletionQueue& CreateCq();
+  // The QP gets a fresh QPN and a random initial PSN unless config.initial_psn is nonzero.
+  Qp& CreateQp(QpConfig config, CompletionQueue& send_cq, CompletionQueue& recv_cq);
+  Qp* FindQp(uint32_t qpn);
+  std::vector<Qp*> Qps();
+
+  void OnDatagram(Timestamp now, std::span<const uint8_t> datagram, const DatagramInfo& info = {});
+  std::optional<Transmit> PollTransmit(Timestamp now, std::span<uint8_t> out);
+  Timestamp NextTimeout() const;
+  void OnTimeout(Timestamp now);
+  std::optional<Event> PollEvent() { return events_.Pop(); }
+
+  const ContextStats& stats() const { return stats_; }
+
+ private:
+  Rng rng_;
+  MemoryRegistry memory_;
+  EventSink events_;
+  std::vector<std::unique_ptr<CompletionQueue>> cqs_;
+  std::map<uint32_t, std::unique_ptr<Qp>> qps_;
+  std::vector<Qp*> qp_order_;
+  size_t tx_cursor_ = 0;
+  uint32_t next_qpn_;
+  ContextStats stats_;
+};
+
+}  // namespace mrclab::mrc

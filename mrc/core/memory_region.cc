@@ -1,0 +1,49 @@
+#include "mrc/core/memory_region.h"
+
+namespace mrclab::mrc {
+
+MemoryRegion MemoryRegistry::Register(std::span<uint8_t> buffer, uint32_t access) {
+  Entry e;
+  e.base = buffer.data();
+  e.access = access;
+  e.mr.lkey = next_index_++;
+  // rkeys are unguessable-ish, as on real NICs: low byte is a random key, upper bits the index.
+  do {
+    e.mr.rkey = (e.mr.lkey << 8) | static_cast<uint32_t>(rng_->Below(256));
+  } while (rkey_to_lkey_.count(e.mr.rkey));
+  e.mr.va = reinterpret_cast<uint64_t>(buffer.data());
+  e.mr.length = buffer.size();
+  by_lkey_[e.mr.lkey] = e;
+  rkey_to_lkey_[e.mr.rkey] = e.mr.lkey;
+  return e.mr;
+}
+
+bool MemoryRegistry::Deregister(uint32_t lkey) {
+  auto it = by_lkey_.find(lkey);
+  if (it == by_lkey_.end()) return false;
+  rkey_to_lkey_.erase(it->second.mr.rkey);
+  by_lkey_.erase(it);
+  return true;
+}
+
+uint8_t* MemoryRegistry::Within(const Entry& e, uint64_t va, uint64_t length) {
+  if (va < e.mr.va) return nullptr;
+  const uint64_t off = va - e.mr.va;
+  if (off > e.mr.length || length > e.mr.length - off) return nullptr;
+  return e.base + off;
+}
+
+const uint8_t* MemoryRegistry::ResolveLocal(uint32_t lkey, uint64_t va, uint64_t length) const {
+  auto it = by_lkey_.find(lkey);
+  return it == by_lkey_.end() ? nullptr : Within(it->second, va, length);
+}
+
+uint8_t* MemoryRegistry::ResolveRemoteWrite(uint32_t rkey, uint64_t va, uint64_t length) const {
+  auto k = rkey_to_lkey_.find(rkey);
+  if (k == rkey_to_lkey_.end()) return nullptr;
+  const Entry& e = by_lkey_.at(k->second);
+  if (!(e.access & kAccessRemoteWrite)) return nullptr;
+  return Within(e, va, length);
+}
+
+}  // namespace mrclab::mrc

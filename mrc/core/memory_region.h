@@ -1,0 +1,46 @@
+// Registered memory regions, as in verbs: the application registers a buffer it owns and gets
+// an lkey (for its own work requests) and an rkey (handed to the peer, who names it in RETHs).
+// Addresses are the buffer's virtual addresses. The registry only resolves and bounds-checks;
+// the buffer must outlive its registration and must not be changed while a Write reads it.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+
+#include "mrc/core/rng.h"
+
+namespace mrclab::mrc {
+
+enum Access : uint32_t { kAccessLocal = 0, kAccessRemoteWrite = 1 };
+
+struct MemoryRegion {
+  uint32_t lkey = 0;
+  uint32_t rkey = 0;
+  uint64_t va = 0;
+  uint64_t length = 0;
+};
+
+class MemoryRegistry {
+ public:
+  explicit MemoryRegistry(Rng* rng) : rng_(rng) {}
+  MemoryRegion Register(std::span<uint8_t> buffer, uint32_t access);
+  bool Deregister(uint32_t lkey);
+  // Pointer to [va, va+length) inside the region, or nullptr if out of bounds/unknown.
+  const uint8_t* ResolveLocal(uint32_t lkey, uint64_t va, uint64_t length) const;
+  uint8_t* ResolveRemoteWrite(uint32_t rkey, uint64_t va, uint64_t length) const;
+
+ private:
+  struct Entry {
+    MemoryRegion mr;
+    uint8_t* base;
+    uint32_t access;
+  };
+  static uint8_t* Within(const Entry& e, uint64_t va, uint64_t length);
+  Rng* rng_;
+  uint32_t next_index_ = 1;
+  std::unordered_map<uint32_t, Entry> by_lkey_;
+  std::unordered_map<uint32_t, uint32_t> rkey_to_lkey_;
+};
+
+}  // namespace mrclab::mrc

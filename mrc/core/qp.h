@@ -1,0 +1,255 @@
+// Queue pair: one reliable connection to one remote QP, in MRC mode (spraying over an EV
+// profile, SACK, selective retransmit on another EV, probing) or in RC baseline mode (one
+// ECMP-hashed EV, go-back-N on NAK/timeout, retry count, QP error when it runs out). Both modes
+// share this object, the congestion control and the wire codec, so comparisons are fair.
+//
+// Sans-I/O contract (see context.h, which dispatches to QPs): the QP never reads a clock or
+// touches a socket. OnPacket/PollTransmit/OnTimeout take `now`; PollTransmit serializes at most
+// one packet into the caller's buffer; NextTimeout says when OnTimeout must next be called.
+// After PostWrite/PostRecv/controller calls the driver must call PollTransmit again.
+//
+// Operations: RDMA Write and Write-with-Immediate. Send completions go to the send CQ in posting
+// order once every packet of the message is acknowledged. A Write-with-Immediate consumes one
+// receive posted with PostRecv at the responder and completes there (recv CQ) once all its
+// bytes are placed; the responder advertises how many receives it has posted (CRDT header),
+// which bounds how many Write-with-Immediate messages a requester may start.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <vector>
+
+#include "mrc/core/completion_queue.h"
+#include "mrc/core/congestion_control.h"
+#include "mrc/core/ev_profile.h"
+#include "mrc/core/ev_selector.h"
+#include "mrc/core/events.h"
+#include "mrc/core/memory_region.h"
+#include "mrc/core/message_assembler.h"
+#include "mrc/core/prober.h"
+#include "mrc/core/receive_bitmap.h"
+#include "mrc/core/rtt_estimator.h"
+#include "mrc/core/wire.h"
+
+namespace mrclab::mrc {
+
+enum class TransportMode : uint8_t { kMrc, kRc };
+std::string_view ToString(TransportMode m);
+
+struct QpConfig {
+  TransportMode mode = TransportMode::kMrc;
+  std::vector<EvDescriptor> evs = MakeEvProfile(8, 1);
+  EvPolicyConfig ev_policy;
+  CcConfig cc;
+  RtoConfig rto;
+  uint32_t max_retransmissions = 15;   // MRC: per packet; one more loss is a QP error
+  Duration rc_ack_timeout = Duration::Milliseconds(1);  // RC: fixed local ACK timeout
+  uint32_t rc_retry_count = 7;         // RC: consecutive timeouts before QP error
+  double reorder_window_rtt_fraction = 0.25;  // MRC loss detection slack, x min RTT
+  Duration reorder_window_min = Duration::Microseconds(2);
+  uint32_t mtu = 1024;                 // payload bytes per packet
+  uint32_t max_outstanding_packets = 4096;  // PSN span in flight; <= receive_window_packets
+  uint32_t receive_window_packets = 8192;
+  uint32_t ack_request_every = 4;
+  Duration ack_delay = Duration::Microseconds(5);
+  uint32_t max_send_wr = 4096;
+  uint32_t initial_psn = 0;            // low 24 bits used
+};
+
+struct WriteRequest {
+  uint64_t wr_id = 0;
+  uint32_t lkey = 0;
+  uint64_t local_addr = 0;
+  uint32_t length = 0;
+  uint64_t remote_addr = 0;
+  uint32_t rkey = 0;
+  std::optional<uint32_t> immediate;  // present: Write-with-Immediate
+};
+
+enum class PostResult : uint8_t { kOk, kQueueFull, kBadLocalKey, kNotReady };
+
+struct QpStats {
+  uint64_t data_packets_sent = 0, retransmissions = 0, acks_sent = 0, acks_received = 0;
+  uint64_t naks_sent = 0, naks_received = 0, probes_sent = 0, probe_replies_sent = 0;
+  uint64_t rto_fired = 0, rack_losses = 0, data_packets_received = 0, duplicates_received = 0;
+  uint64_t out_of_window = 0, access_errors = 0, bytes_acked = 0, bytes_placed = 0;
+  uint64_t send_completions = 0, recv_completions = 0;
+};
+
+struct Transmit {
+  size_t length = 0;
+  uint32_t qpn = 0;
+  uint16_t ev = 0;
+};
+
+class Qp {
+ public:
+  Qp(uint32_t qpn, const QpConfig& config, MemoryRegistry* memory, CompletionQueue* send_cq,
+     CompletionQueue* recv_cq, EventSink* events);
+  Qp(const Qp&) = delete;
+  Qp& operator=(const Qp&) = delete;
+
+  uint32_t qpn() const { return qpn_; }
+  uint32_t remote_qpn() const { return remote_qpn_; }
+  TransportMode mode() const { return config_.mode; }
+  QpState state() const { return state_; }
+  const QpConfig& config() const { return config_; }
+
+  // Moves the QP to RTS towards `remote_qpn`, whose initial send PSN is `remote_initial_psn`.
+  void Connect(uint32_t remote_qpn, uint32_t remote_initial_psn);
+  PostResult PostWrite(const WriteRequest& wr);
+  PostResult PostRecv(uint64_t wr_id);
+
+  void OnPacket(Timestamp now, const Packet& packet, bool ecn_ce);
+  std::optional<Transmit> PollTransmit(Timestamp now, std::span<uint8_t> out);
+  Timestamp NextTimeout() const;
+  void OnTimeout(Timestamp now);
+
+  // Controller API.
+  std::vector<EvStatus> ListEvs() const { return evs_.List(); }
+  bool DenyEv(uint16_t ev, Timestamp now);
+  bool AllowEv(uint16_t ev, Timestamp now);
+  std::optional<uint32_t> ProbeEv(uint16_t ev);  // result: ProbeCompleted event
+  size_t DisablePlane(int plane, Timestamp now) { return evs_.SetPlane(plane, false, now); }
+  size_t EnablePlane(int plane, Timestamp now) { return evs_.SetPlane(plane, true, now); }
+
+  const QpStats& stats() const { return stats_; }
+  Duration srtt() const { return rtt_.srtt(); }
+  Duration min_rtt() const { return rtt_.min_rtt(); }
+  Bytes congestion_window() const { return cc_->window(); }
+  Bytes bytes_in_flight() const { return in_flight_; }
+  size_t outstanding_work_requests() const { return wrs_.size(); }
+
+ private:
+  enum class PacketState : uint8_t { kInFlight, kLost, kAcked };
+  struct SendWr {
+    WriteRequest req;
+    const uint8_t* local = nullptr;
+    uint32_t next_offset = 0;
+    uint32_t packets = 0;
+    uint32_t acked = 0;
+    bool started = false;
+    bool segmented = false;
+  };
+  struct SentPacket {
+    uint32_t msg_seq;
+    uint32_t offset;
+    uint32_t length;
+    Timestamp sent_at;
+    uint64_t tx_seq;  // order of the latest transmission, across all packets
+    uint16_t ev_index;
+    uint16_t transmissions;
+    PacketState state;
+    bool first, last;
+  };
+  struct TxLogEntry {  // one per transmission, in sending order
+    uint64_t psn;
+    uint64_t tx_seq;
+    Timestamp sent_at;
+  };
+  struct PendingAck {
+    bool pending = false;     // something to acknowledge
+    bool immediate = false;   // send at the next PollTransmit
+    Timestamp deadline = Timestamp::Infinite();
+    uint64_t trigger_psn = 0;
+    int ev_index = -1;
+    bool ecn = false;
+    AethCode code = AethCode::kAck;
+  };
+  struct ProbeReply {
+    uint16_t ev;
+    Probe probe;
+  };
+
+  bool is_mrc() const { return config_.mode == TransportMode::kMrc; }
+  SendWr& WrFor(uint32_t msg_seq) { return wrs_[msg_seq - wrs_front_seq_]; }
+  SentPacket& Sent(uint64_t psn) { return sent_[psn - sent_base_psn_]; }
+  Duration Penalty() const;
+  Duration ReorderWindow() const;
+
+  // Requester.
+  std::optional<Transmit> TransmitData(Timestamp now, std::span<uint8_t> out);
+  size_t EncodeData(uint64_t psn, bool retransmission, bool ack_request, std::span<uint8_t> out);
+  void OnAck(Timestamp now, const Packet& p);
+  bool AckPacket(uint64_t psn, Timestamp now);
+  void MarkLost(uint64_t psn, Timestamp now, bool timeout, bool ev_feedback);
+  void MarkEvInFlightLost(size_t ev_index, Timestamp now);
+  void DetectLosses(Timestamp now);
+  void OnRetransmissionTimeout(Timestamp now);
+  void CleanTxLog();
+  void AdvanceAndComplete();
+  void EnterError(WcStatus status, std::string_view reason, Timestamp now);
+
+  // Responder.
+  void OnData(Timestamp now, const Packet& p, bool ecn_ce);
+  void OnDataMrc(Timestamp now, const Packet& p, uint64_t psn, int ev_index);
+  void OnDataRc(Timestamp now, const Packet& p, uint64_t psn);
+  void DeliverRecvCompletion(uint32_t length, std::optional<uint32_t> immediate);
+  void ScheduleAck(Timestamp now, uint64_t trigger_psn, int ev_index, bool ecn, bool immediate);
+  size_t EncodeAck(std::span<uint8_t> out, uint16_t* ev, Timestamp now);
+  void OnProbe(Timestamp now, const Packet& p);
+
+  uint32_t qpn_;
+  uint32_t remote_qpn_ = 0;
+  QpConfig config_;
+  MemoryRegistry* memory_;
+  CompletionQueue* send_cq_;
+  CompletionQueue* recv_cq_;
+  EventSink* events_;
+  QpState state_ = QpState::kReset;
+  QpStats stats_;
+
+  EvTable evs_;
+  SprayingSelector selector_;
+  Prober prober_;
+  size_t rc_ev_index_ = 0;
+  std::unique_ptr<CongestionControl> cc_;
+  RttEstimator rtt_;
+
+  // Requester state.
+  std::deque<SendWr> wrs_;
+  uint32_t wrs_front_seq_ = 0;  // msg_seq of wrs_.front()
+  uint32_t next_msg_seq_ = 0;
+  uint32_t seg_msg_seq_ = 0;    // first WR not fully segmented
+  uint32_t imm_started_ = 0;
+  uint32_t peer_credit_limit_ = 0;
+  std::deque<SentPacket> sent_;
+  uint64_t sent_base_psn_ = 0;  // lowest unacknowledged PSN
+  uint64_t next_psn_ = 0;
+  std::set<uint64_t> retransmit_;
+  std::deque<TxLogEntry> tx_log_;
+  Bytes in_flight_;
+  uint32_t since_ack_request_ = 0;
+  uint64_t next_tx_seq_ = 1;
+  uint64_t rack_tx_seq_ = 0;  // latest-sent transmission known delivered
+  Duration rack_rtt_;
+  Timestamp rack_timer_ = Timestamp::Infinite();
+  uint32_t rc_retries_ = 0;
+
+  // Responder state.
+  std::optional<ReceiveBitmap> rx_;
+  MessageAssembler assembler_;
+  uint64_t rc_expected_ = 0;
+  bool rc_nak_sent_ = false;
+  struct RcMessage {
+    bool active = false;
+    uint64_t va = 0;
+    uint32_t rkey = 0;
+    uint32_t length = 0;
+    uint32_t offset = 0;
+  } rc_msg_;
+  uint32_t rc_msn_ = 0;
+  std::deque<uint64_t> recv_wrs_;
+  uint32_t recv_posted_total_ = 0;
+  PendingAck ack_;
+  Timestamp credit_repeat_at_ = Timestamp::Infinite();
+  Duration credit_repeat_interval_;
+  bool credit_dirty_ = false;
+  std::deque<ProbeReply> probe_replies_;
+};
+
+}  // namespace mrclab::mrc

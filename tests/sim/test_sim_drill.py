@@ -1,0 +1,153 @@
+"""Simulated drills (`mrclab drill --backend ns3`): no root, no kernel state. Every fault kind
+the simulation models has the expected outcome, the same seed gives the same events.jsonl byte
+for byte, what only an emulated lab can do is refused by --check, and reports and comparisons
+work on simulated runs."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+MRCLAB = os.environ.get("MRCLAB", str(ROOT / "build" / "mrclab"))
+LAB = ROOT / "labs" / "clos2.yaml"
+
+
+def mrclab(*args, timeout=300):
+    return subprocess.run([MRCLAB, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+def scenario(tmp_path, name, faults, transports=("mrc",), slos=None, backend="ns3"):
+    """A short simulated drill on the default lab: a 256 KiB all-reduce over its 8 hosts."""
+    lines = "".join(f"  - {{name: {t}, transport: {t}, ev_mode: srv6, evs: 32}}\n" for t in transports)
+    slos = slos or ["{slo: no_interruption, transport: mrc}", "{slo: bytes_lost, max: 0, transport: mrc}"]
+    text = (f"name: {name}\nlab: {LAB}\n" + (f"backend: {backend}\n" if backend else "") + "seed: 3\n"
+            "job:\n  hosts: all\n  collectives: [{kind: all_reduce, size: 256KiB}]\n  compute: 10ms\n"
+            "  step_timeout: 2s\n  warmup_steps: 2\n  baseline_steps: 5\n  tail_steps: 5\n"
+            f"transports:\n{lines}faults:\n" + "".join(f"  - {f}\n" for f in faults) +
+            "slos:\n" + "".join(f"  - {s}\n" for s in slos) + "max_duration: 30s\n")
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+def drill(tmp_path, path, *extra):
+    out = tmp_path / "runs"
+    proc = mrclab("drill", path, "--out", out, "--metrics", "off", "--json", "-q", *extra)
+    assert proc.returncode in (0, 1), proc.stderr
+    result = json.loads(proc.stdout)
+    return proc.returncode, result, Path(result["run_dir"])
+
+
+def transport(result, name):
+    return next(t for t in result["transports"] if t["name"] == name)
+
+
+# (fault, comment): MRC rides through each of them.
+RIDE_THROUGH = {
+    "link_down": "{at: 100ms, kind: link_down, target: p0-leaf0:spine0, duration: 500ms}",
+    "flap": "{at: 100ms, kind: flap, target: p0-leaf0:spine0, count: 3, down: 100ms, up: 100ms}",
+    "blackhole": "{at: 100ms, kind: blackhole, target: p1-leaf1:spine1, duration: 500ms}",
+    "loss": "{at: 100ms, kind: loss, target: p0-leaf2:spine1, rate: 2%, duration: 500ms}",
+    "rate": "{at: 100ms, kind: rate, target: p0-leaf0:spine0, rate: 100Mbit, duration: 500ms}",
+    "switch_down": "{at: 100ms, kind: switch_down, target: p0-spine0, duration: 500ms}",
+    "plane_down": "{at: 100ms, kind: plane_down, target: 1, duration: 500ms}",
+    "ev_deny": "{at: 100ms, kind: ev_deny, target: {from: host0, to: host1, evs: [0, 2, 4]}, duration: 500ms}",
+    "port_disable": "{at: 100ms, kind: port_disable, target: {host: host0, plane: 0}, duration: 500ms}",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(RIDE_THROUGH))
+def test_mrc_rides_through_every_modelled_fault(tmp_path, kind):
+    status, result, run_dir = drill(tmp_path, scenario(tmp_path, f"sim-{kind.replace('_', '-')}", [RIDE_THROUGH[kind]]))
+    assert status == 0, result["slos"]
+    assert result["backend"] == "ns3" and result["time_base"] == "simulated"
+    mrc = transport(result, "mrc")
+    assert mrc["rode_through"] and mrc["job"]["bytes_lost"] == 0 and mrc["job"]["bytes_verified"] > 0
+    (fault,) = mrc["faults"]
+    assert fault["kind"] == kind and fault["windows"], "the fault was applied"
+    assert all(w[1] is not None and w[1] > w[0] for w in fault["windows"]), "and reverted"
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    applied = [e for e in events if e["type"] == "fault_applied"]
+    reverted = [e for e in events if e["type"] == "fault_reverted"]
+    assert len(applied) == len(reverted) == len(fault["windows"])
+
+
+def test_blackhole_interrupts_rc_on_its_pinned_path(tmp_path):
+    # RC pins each QP to one path; the default drill's blackhole sits on one of them (seed 7).
+    path = scenario(tmp_path, "sim-rc-blackhole", ["{at: 100ms, kind: blackhole, target: p1-leaf1:spine1, duration: 2s}"],
+                    transports=("mrc", "rc"))
+    path.write_text(path.read_text().replace("seed: 3", "seed: 7"))
+    _, result, _ = drill(tmp_path, path)
+    assert transport(result, "mrc")["rode_through"]
+    rc = transport(result, "rc")
+    assert not rc["rode_through"] and "retry_exceeded" in rc["job"]["reason"]
+
+
+def test_a_plane_down_for_good_makes_mrc_lose_nothing_and_rc_stop(tmp_path):
+    path = scenario(tmp_path, "sim-plane", ["{at: 100ms, kind: plane_down, target: 0}"], transports=("mrc", "rc"))
+    _, result, _ = drill(tmp_path, path)
+    assert transport(result, "mrc")["rode_through"]
+    assert not transport(result, "rc")["rode_through"]
+
+
+def test_same_seed_same_events(tmp_path):
+    path = scenario(tmp_path, "sim-determinism",
+                    [RIDE_THROUGH["flap"], "{at: 300ms, kind: loss, target: p0-leaf2:spine1, rate: 5%, duration: 300ms}"])
+    runs = [drill(tmp_path / str(i), path)[2] for i in range(2)]
+    first, second = [(r / "events.jsonl").read_bytes() for r in runs]
+    assert first == second and len(first) > 1000
+    assert (runs[0] / "steps.csv").read_bytes() == (runs[1] / "steps.csv").read_bytes()
+    # A different seed changes what the loss drops.
+    other = path.read_text().replace("seed: 3", "seed: 4")
+    path.write_text(other)
+    third = (drill(tmp_path / "2", path)[2] / "events.jsonl").read_bytes()
+    assert third != first
+
+
+@pytest.mark.parametrize("fault,kind", [
+    ("{at: 1s, kind: bgp_reset, target: p0-spine0}", "bgp_reset"),
+    ("{at: 1s, kind: config_change, target: p0-leaf0, config: ['interface spine0', ' shutdown']}", "config_change"),
+])
+def test_check_refuses_what_only_an_emulated_lab_can_do(tmp_path, fault, kind):
+    path = scenario(tmp_path, "sim-refused", [fault])
+    proc = mrclab("drill", path, "--check")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (f"mrclab: error: {path}: faults[0].kind: {kind} is not modelled by the ns3 "
+                                   "backend (it needs the emulated lab's FRR: --backend netns)")
+    # The same scenario is fine for the emulated lab.
+    ok = mrclab("drill", path, "--check", "--backend", "netns")
+    assert ok.returncode == 0 and "netns backend" in ok.stdout
+
+
+def test_check_names_the_backend_and_refuses_a_deployed_lab_name(tmp_path):
+    path = scenario(tmp_path, "sim-check", [RIDE_THROUGH["link_down"]], backend=None)
+    proc = mrclab("drill", path, "--check", "--backend", "ns3")
+    assert proc.returncode == 0 and "(ns3 backend)" in proc.stdout
+    proc = mrclab("drill", path, "--check", "--backend", "ns3", "--lab", "no-such-lab")
+    assert proc.returncode == 2 and "--lab: 'no-such-lab' is not a lab file" in proc.stderr
+
+
+def test_report_and_compare_on_simulated_runs(tmp_path):
+    path = scenario(tmp_path, "sim-report", [RIDE_THROUGH["blackhole"]])
+    _, _, a = drill(tmp_path / "a", path)
+    _, _, b = drill(tmp_path / "b", path)
+    proc = mrclab("report", a)
+    assert proc.returncode == 0, proc.stderr
+    md = (a / "report.md").read_text()
+    assert "Verdict: PASS" in md and "ns3 (simulation:" in md and "blackhole" in md
+    assert (a / "report.html").stat().st_size > 10000
+    out = tmp_path / "cmp"
+    proc = mrclab("compare", a, b, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "ns3" in (out / "compare.md").read_text()
+
+
+def test_python_run_drill_in_simulation(tmp_path):
+    import mrclab  # PYTHONPATH=build/python (ctest sets it)
+    result = mrclab.run_drill(scenario(tmp_path, "sim-python", [RIDE_THROUGH["loss"]], backend=None),
+                              out=tmp_path / "runs", backend="ns3")
+    assert result["backend"] == "ns3" and result["verdict"] == "pass"
+    with pytest.raises(ValueError, match="backend must be 'netns' or 'ns3'"):
+        mrclab.run_drill(scenario(tmp_path, "sim-python", [RIDE_THROUGH["loss"]]), backend="ns-3")
