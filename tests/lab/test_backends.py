@@ -17,7 +17,7 @@ def scenario(tmp_path, lab):
             "  - {name: rc, transport: rc, ev_mode: srv6, evs: 32}\n"
             "faults:\n  - {at: 500ms, kind: blackhole, target: p1-leaf1:spine1, duration: 2s}\n"
             "slos:\n  - {slo: no_interruption, transport: mrc}\n  - {slo: bytes_lost, max: 0}\nmax_duration: 60s\n")
-    path = tmp_path / "t-backends.yaml"
+    path = tmp_path / "scenario.yaml"
     path.write_text(text)
     return path
 
