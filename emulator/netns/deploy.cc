@@ -191,7 +191,8 @@ void Preflight(const ResolvedLab& lab) {
     throw DeployError(lab.source + ": lab '" + lab.name + "' is too large for this machine: needs ~" +
                       std::to_string(mem.needed / kMiB) + " MiB, " +
                       std::to_string(mem.available / kMiB) + " MiB available (" +
-                      std::to_string(lab.Switches().size()) + " switches)");
+                      std::to_string(lab.Switches().size()) + " switches); simulate it instead: "
+                      "mrclab drill SCENARIO --backend ns3");
 }
 
 DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {

@@ -88,6 +88,7 @@ nlohmann::json ToJson(const RunResult& run) {
           {"simulated_ms", run.simulated_ms},
           {"offered", run.offered},
           {"delivered", run.delivered},
+          {"dropped", run.dropped},
           {"packet_hops", run.packet_hops},
           {"events", run.events},
           {"setup_s", run.setup_seconds},
@@ -111,9 +112,10 @@ nlohmann::json ReportJson(const ResolvedLab& lab, const Options& options,
 }
 
 void PrintRow(const RunResult& run) {
-  std::printf("%-20s %7.2f %10llu %10llu %12llu %12llu %8.3f %8.3f %14.0f\n", run.model.c_str(),
-              run.simulated_ms, static_cast<unsigned long long>(run.offered),
+  std::printf("%-20s %7.2f %9llu %9llu %8llu %12llu %12llu %8.3f %8.3f %14.0f\n",
+              run.model.c_str(), run.simulated_ms, static_cast<unsigned long long>(run.offered),
               static_cast<unsigned long long>(run.delivered),
+              static_cast<unsigned long long>(run.dropped),
               static_cast<unsigned long long>(run.packet_hops),
               static_cast<unsigned long long>(run.events), run.setup_seconds, run.wall_seconds,
               run.HopsPerSecond());
@@ -126,8 +128,9 @@ void PrintTable(const ResolvedLab& lab, const Options& options, const RunResult&
               "frames at %.0f%% of line rate, %s\n",
               lab.name.c_str(), lab.Hosts().size(), lab.planes, lab.links.size(),
               c.link_rate_bps / 1e9, c.frame_bytes, c.load * 100, c.scheduler.c_str());
-  std::printf("%-20s %7s %10s %10s %12s %12s %8s %8s %14s\n", "model", "sim ms", "offered",
-              "delivered", "packet-hops", "events", "setup s", "wall s", "packet-hops/s");
+  std::printf("%-20s %7s %9s %9s %8s %12s %12s %8s %8s %14s\n", "model", "sim ms", "offered",
+              "delivered", "dropped", "packet-hops", "events", "setup s", "wall s",
+              "packet-hops/s");
   PrintRow(stock);
   PrintRow(ours);
   std::printf("ours/stock: %.1fx packet-hops per wall second\n", Ratio(ours, stock));

@@ -61,10 +61,25 @@ std::vector<std::unique_ptr<Pacer>> MakePacers(SimFabric& fabric, const TrafficP
   return pacers;
 }
 
+// Queue and fault drops of every port plus the switches' drops (no route, hop limit, local).
+uint64_t Drops(const SimFabric& fabric, const ResolvedLab& lab) {
+  uint64_t drops = 0;
+  for (const ResolvedLink& link : lab.links) {
+    for (bool a_end : {true, false}) {
+      const sim::PortCounters c = fabric.Counters(link.index, a_end);
+      drops += c.queue_drops + c.fault_drops;
+    }
+  }
+  for (const ResolvedNode* node : lab.Switches()) {
+    const sim::SwitchCounters c = fabric.CountersOfSwitch(node->name);
+    drops += c.no_route_drops + c.local_drops + c.hop_limit_drops;
+  }
+  return drops;
+}
+
 }  // namespace
 
-RunResult RunSimFabric(const ResolvedLab& lab, const TrafficPlan& plan,
-                       const BenchConfig& config) {
+RunResult RunSimFabric(const ResolvedLab& lab, const TrafficPlan& plan, const BenchConfig& config) {
   RunResult result;
   result.model = "mrclab SimFabric";
   UseScheduler(config);
@@ -72,8 +87,7 @@ RunResult RunSimFabric(const ResolvedLab& lab, const TrafficPlan& plan,
   const auto setup_start = std::chrono::steady_clock::now();
   ns3::Ptr<SimFabric> fabric = BuildFabric(lab, config);
   for (const HostPort& port : plan.Ports()) {
-    fabric->SetReceiver(port.host, port.plane,
-                        [&result](SimPacket&&) { ++result.delivered; });
+    fabric->SetReceiver(port.host, port.plane, [&result](SimPacket&&) { ++result.delivered; });
   }
   std::vector<std::unique_ptr<Pacer>> pacers = MakePacers(*fabric, plan, config);
   result.setup_seconds =
@@ -83,6 +97,7 @@ RunResult RunSimFabric(const ResolvedLab& lab, const TrafficPlan& plan,
   result.wall_seconds = RunTimed(plan.Stop());
   result.simulated_ms = ns3::Simulator::Now().GetSeconds() * 1e3;
   result.packet_hops = fabric->PacketHops();
+  result.dropped = Drops(*fabric, lab);
   result.events = ns3::Simulator::GetEventCount();
   for (const auto& pacer : pacers) result.offered += pacer->Offered();
 

@@ -44,8 +44,8 @@ TrafficPlan::TrafficPlan(const ResolvedLab& lab, const BenchConfig& config)
   if (config.link_rate_bps == 0 || !(config.load > 0) || config.frame_bytes == 0) {
     throw std::invalid_argument("traffic plan: link rate, load and frame size must be positive");
   }
-  interval_ns_ = config.frame_bytes * 8.0 * 1e9 / (static_cast<double>(config.link_rate_bps) *
-                                                    config.load);
+  interval_ns_ =
+      config.frame_bytes * 8.0 * 1e9 / (static_cast<double>(config.link_rate_bps) * config.load);
 }
 
 ns3::Time TrafficPlan::Departure(int port, uint64_t k) const {

@@ -102,6 +102,8 @@ struct RunResult {
   double simulated_ms = 0;
   uint64_t offered = 0;      // packets the pacers offered
   uint64_t delivered = 0;    // packets that reached their destination host
+  uint64_t dropped = 0;      // packets dropped on the way (queues full, no route); the rest of
+                             // the offered ones were still queued or on a wire at the end
   uint64_t packet_hops = 0;  // packets serialised on any link end (end of serialisation)
   uint64_t events = 0;       // ns-3 events executed (Simulator::GetEventCount)
   double setup_seconds = 0;  // building the network and its routes (not in wall_seconds)

@@ -6,7 +6,9 @@
 //
 // Queues (BenchConfig::stock_qdisc):
 //   "fifo"     a FifoQueueDisc per device holding the same bytes as our port (switch or host
-//              buffer) over a one-packet device queue: the closest to SimPort's output queue.
+//              buffer) over a two-packet device queue: the closest to SimPort's output queue.
+//              (With one packet, the device queue would stop and wake, one more event, on
+//              every packet; with two, only while a backlog waits in the queue disc.)
 //   "default"  what ns-3 installs when asked for nothing: FqCoDelQueueDisc over a 100-packet
 //              DropTail device queue.
 // A frame is the UDP payload + 8 (UDP) + 20 (IPv4) + 2 (PPP) bytes, so the UDP payload here is
@@ -29,10 +31,13 @@
 #include "ns3/internet-stack-helper.h"
 #include "ns3/ipv4-address-helper.h"
 #include "ns3/ipv4-global-routing-helper.h"
+#include "ns3/ipv4-l3-protocol.h"
 #include "ns3/net-device-container.h"
 #include "ns3/node-container.h"
 #include "ns3/packet.h"
 #include "ns3/point-to-point-helper.h"
+#include "ns3/point-to-point-net-device.h"
+#include "ns3/queue-disc.h"
 #include "ns3/queue-size.h"
 #include "ns3/simulator.h"
 #include "ns3/socket.h"
@@ -54,11 +59,20 @@ struct StockNetwork {
   std::map<std::string, ns3::Ptr<ns3::Node>> node_of;
   std::map<std::pair<std::string, int>, ns3::Ipv4Address> port_address;  // (host, plane)
   std::vector<ns3::Ptr<ns3::Socket>> sockets;    // kept open until the run ends
+  std::vector<ns3::Ptr<ns3::PointToPointNetDevice>> devices;
+  std::vector<ns3::Ptr<ns3::QueueDisc>> queue_discs;
   uint64_t packet_hops = 0;
   uint64_t delivered = 0;
+  uint64_t ip_drops = 0;      // Ipv4L3Protocol "Drop" (no route, TTL expired, ...)
+  uint64_t send_failures = 0;  // Socket::SendTo refused the datagram
 };
 
 void CountHop(uint64_t* hops, ns3::Ptr<const ns3::Packet>) { ++*hops; }
+
+void CountIpDrop(uint64_t* drops, const ns3::Ipv4Header&, ns3::Ptr<const ns3::Packet>,
+                 ns3::Ipv4L3Protocol::DropReason, ns3::Ptr<ns3::Ipv4>, uint32_t) {
+  ++*drops;
+}
 
 void DrainSocket(uint64_t* delivered, ns3::Ptr<ns3::Socket> socket) {
   while (socket->Recv()) ++*delivered;
@@ -74,6 +88,10 @@ void InstallInternet(StockNetwork& net) {
   ns3::InternetStackHelper internet;
   internet.SetIpv6StackInstall(false);
   internet.Install(net.nodes);
+  for (uint32_t i = 0; i < net.nodes.GetN(); ++i) {
+    net.nodes.Get(i)->GetObject<ns3::Ipv4L3Protocol>()->TraceConnectWithoutContext(
+        "Drop", ns3::MakeBoundCallback(&CountIpDrop, &net.ip_drops));
+  }
 }
 
 ns3::PointToPointHelper LinkHelper(const BenchConfig& config) {
@@ -83,24 +101,32 @@ ns3::PointToPointHelper LinkHelper(const BenchConfig& config) {
                                     1500, config.frame_bytes - 2)));  // IP packet = frame - PPP
   p2p.SetChannelAttribute("Delay", ns3::TimeValue(config.link_delay));
   if (config.stock_qdisc == "fifo") {
-    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns3::StringValue("1p"));
+    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns3::StringValue("2p"));
   }
   return p2p;
 }
 
 // The queue disc of a device: see the file comment. Installed before addresses are assigned
 // (Ipv4AddressHelper installs ns-3's default on a device that has none).
-void InstallQueueDisc(ns3::Ptr<ns3::NetDevice> device, bool host_end, const BenchConfig& config) {
+ns3::Ptr<ns3::QueueDisc> InstallQueueDisc(ns3::Ptr<ns3::NetDevice> device, bool host_end,
+                                          const BenchConfig& config) {
   if (config.stock_qdisc == "default") {
-    ns3::TrafficControlHelper::Default().Install(device);
-    return;
+    return ns3::TrafficControlHelper::Default().Install(device).Get(0);
   }
   const uint64_t bytes = host_end ? config.host_buffer_bytes : config.switch_buffer_bytes;
   ns3::TrafficControlHelper tc;
   tc.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize",
                       ns3::QueueSizeValue(ns3::QueueSize(ns3::QueueSizeUnit::BYTES,
                                                          static_cast<uint32_t>(bytes))));
-  tc.Install(device);
+  return tc.Install(device).Get(0);
+}
+
+// Packets dropped by queue discs, device queues, IPv4 and sockets.
+uint64_t Drops(const StockNetwork& net) {
+  uint64_t drops = net.ip_drops + net.send_failures;
+  for (const auto& qdisc : net.queue_discs) drops += qdisc->GetStats().nTotalDroppedPackets;
+  for (const auto& device : net.devices) drops += device->GetQueue()->GetTotalDroppedPackets();
+  return drops;
 }
 
 // One PointToPoint link per lab link, with its queue discs, addresses and hop counters.
@@ -113,7 +139,8 @@ void ConnectLinks(const ResolvedLab& lab, const BenchConfig& config, StockNetwor
         p2p.Install(net.node_of.at(link.a.node), net.node_of.at(link.b.node));
     for (uint32_t e = 0; e < 2; ++e) {
       const bool host_end = lab.FindNode(ends[e]->node)->kind == NodeKind::kHost;
-      InstallQueueDisc(devices.Get(e), host_end, config);
+      net.queue_discs.push_back(InstallQueueDisc(devices.Get(e), host_end, config));
+      net.devices.push_back(ns3::DynamicCast<ns3::PointToPointNetDevice>(devices.Get(e)));
       devices.Get(e)->TraceConnectWithoutContext(
           "PhyTxEnd", ns3::MakeBoundCallback(&CountHop, &net.packet_hops));
     }
@@ -163,8 +190,10 @@ std::vector<std::unique_ptr<Pacer>> MakePacers(const TrafficPlan& plan, const Be
     for (int peer : plan.PeersOf(static_cast<int>(i))) {
       peers.emplace_back(net.port_address.at({ports[peer].host, ports[peer].plane}), kUdpPort);
     }
-    auto send = [socket, payload, peers = std::move(peers)](int slot) {
-      socket->SendTo(ns3::Create<ns3::Packet>(payload), 0, peers[slot]);
+    auto send = [socket, payload, peers = std::move(peers), &net](int slot) {
+      if (socket->SendTo(ns3::Create<ns3::Packet>(payload), 0, peers[slot]) < 0) {
+        ++net.send_failures;
+      }
     };
     pacers.push_back(std::make_unique<Pacer>(plan, static_cast<int>(i), std::move(send)));
   }
@@ -199,6 +228,7 @@ RunResult RunStockNs3(const ResolvedLab& lab, const TrafficPlan& plan,
   result.simulated_ms = ns3::Simulator::Now().GetSeconds() * 1e3;
   result.packet_hops = net.packet_hops;
   result.delivered = net.delivered;
+  result.dropped = Drops(net);
   result.events = ns3::Simulator::GetEventCount();
   for (const auto& pacer : pacers) result.offered += pacer->Offered();
 
