@@ -151,3 +151,9 @@ def test_python_run_drill_in_simulation(tmp_path):
     assert result["backend"] == "ns3" and result["verdict"] == "pass"
     with pytest.raises(ValueError, match="backend must be 'netns' or 'ns3'"):
         mrclab.run_drill(scenario(tmp_path, "sim-python", [RIDE_THROUGH["loss"]]), backend="ns-3")
+
+
+def test_shipped_simulation_scenario_is_valid():
+    proc = mrclab("drill", ROOT / "scenarios" / "sim-clos8-ride-through.yaml", "--check")
+    assert proc.returncode == 0, proc.stderr
+    assert "lab clos8 (ns3 backend)" in proc.stdout and proc.stdout.count(" at ") == 3
