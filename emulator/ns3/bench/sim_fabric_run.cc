@@ -4,6 +4,7 @@
 #include <chrono>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "emulator/ns3/bench/speed_bench.h"
@@ -38,6 +39,9 @@ ns3::Ptr<SimFabric> BuildFabric(const ResolvedLab& lab, const BenchConfig& confi
 // One pacer per host port, sending `frame_bytes` frames to its peers' link addresses.
 std::vector<std::unique_ptr<Pacer>> MakePacers(SimFabric& fabric, const TrafficPlan& plan,
                                                const BenchConfig& config) {
+  if (config.frame_bytes <= sim::kFrameOverheadBytes) {
+    throw std::invalid_argument("frames must be longer than their IPv6/UDP/Ethernet headers");
+  }
   const std::vector<HostPort>& ports = plan.Ports();
   std::vector<sim::Ipv6Address> addresses;
   for (const HostPort& port : ports) addresses.push_back(ParseIpv6Address(port.address));

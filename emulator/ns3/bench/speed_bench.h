@@ -38,7 +38,7 @@ struct BenchConfig {
   uint64_t switch_buffer_bytes = 1 << 20;  // output buffer of a switch port
   uint64_t host_buffer_bytes = 1 << 18;    // transmit buffer of a host port
   std::string scheduler = "ns3::MapScheduler";
-  std::string stock_qdisc = "fifo";  // "fifo" (buffers as ours) or "fq-codel" (ns-3's default)
+  std::string stock_qdisc = "fifo";  // "fifo" (buffers as ours) or "default" (ns-3's FqCoDel)
 };
 
 // Rate of every link when the lab sets none (SimFabric's LinkRate default).

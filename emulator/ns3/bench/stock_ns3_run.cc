@@ -208,6 +208,10 @@ RunResult RunStockNs3(const ResolvedLab& lab, const TrafficPlan& plan,
     throw std::invalid_argument("stock queue disc must be fifo or default, not '" +
                                 config.stock_qdisc + "'");
   }
+  if (config.frame_bytes < kStockHeaderBytes || config.frame_bytes - 2 > 65535) {
+    throw std::invalid_argument("stock frames must hold their UDP/IPv4/PPP headers and fit a "
+                                "65535-byte MTU");
+  }
   RunResult result;
   result.model = "stock ns-3 (" + config.stock_qdisc + ")";
   UseScheduler(config);
