@@ -29,13 +29,9 @@ constexpr FaultKindInfo kKinds[] = {
     {FaultKind::kPortDisable, "port_disable", T::kHostPort, true, true, true, "the job's endpoints stop using a NIC port"},
 };
 
-bool OnLink(FaultKind k) {
-  return k == FaultKind::kLinkDown || k == FaultKind::kBlackhole || k == FaultKind::kLoss ||
-         k == FaultKind::kRate;
-}
-bool OnSwitch(FaultKind k) {
-  return k == FaultKind::kSwitchDown || k == FaultKind::kBgpReset || k == FaultKind::kConfigChange;
-}
+// Targets come from the table (for the fabric kinds a FaultAction carries).
+bool OnLink(FaultKind k) { return Info(k).target == FaultTarget::kLink; }
+bool OnSwitch(FaultKind k) { return Info(k).target == FaultTarget::kSwitch; }
 bool Directed(FaultKind k) { return k == FaultKind::kBlackhole || k == FaultKind::kLoss; }
 
 std::string LinkText(const ResolvedLab& lab, int link) {
