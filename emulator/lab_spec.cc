@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "emulator/clos_generator.h"
+#include "emulator/usid_plan.h"
 
 namespace mrclab::emulator {
 
@@ -21,8 +22,6 @@ LabError::LabError(std::string file, std::string field, std::string reason)
 
 namespace {
 
-constexpr int kMaxPlanes = 15;            // the uSID plane nibble holds P+1
-constexpr int kMaxPerRole = 255;          // the uSID index byte holds index+1
 constexpr size_t kMaxInterfaceName = 15;  // IFNAMSIZ - 1
 
 bool IsLower(char c) { return c >= 'a' && c <= 'z'; }
@@ -205,10 +204,10 @@ class Parser {
     };
     ClosSpec c;
     c.planes = get("planes", kMaxPlanes);
-    c.spines_per_plane = get("spines_per_plane", kMaxPerRole);
-    c.leaves_per_plane = get("leaves_per_plane", kMaxPerRole);
-    c.hosts = get("hosts", kMaxPerRole);
-    c.hosts_per_leaf = get("hosts_per_leaf", kMaxPerRole);
+    c.spines_per_plane = get("spines_per_plane", kMaxSwitchesPerRole);
+    c.leaves_per_plane = get("leaves_per_plane", kMaxSwitchesPerRole);
+    c.hosts = get("hosts", kMaxSwitchesPerRole * kMaxHostPortsPerLeaf);
+    c.hosts_per_leaf = get("hosts_per_leaf", kMaxHostPortsPerLeaf);
     if (c.hosts > c.leaves_per_plane * c.hosts_per_leaf) {
       Fail("clos.hosts", std::to_string(c.hosts) + " hosts do not fit on " +
                              std::to_string(c.leaves_per_plane) + " leaves with " +

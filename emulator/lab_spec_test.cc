@@ -259,9 +259,23 @@ TEST(ParseLabErrorTest, ClosLimitsOfTheUsidPlan) {
       "hosts: 1, hosts_per_leaf: 1}\n",
       "clos.planes");
   ExpectFieldError(
-      "name: t\nclos: {planes: 1, spines_per_plane: 256, leaves_per_plane: 1, "
+      "name: t\nclos: {planes: 1, spines_per_plane: 1280, leaves_per_plane: 1, "
       "hosts: 1, hosts_per_leaf: 1}\n",
       "clos.spines_per_plane");
+  ExpectFieldError(
+      "name: t\nclos: {planes: 1, spines_per_plane: 1, leaves_per_plane: 1280, "
+      "hosts: 1, hosts_per_leaf: 1}\n",
+      "clos.leaves_per_plane");
+  ExpectFieldError(
+      "name: t\nclos: {planes: 1, spines_per_plane: 1, leaves_per_plane: 2, "
+      "hosts: 1025, hosts_per_leaf: 1025}\n",
+      "clos.hosts_per_leaf");
+  // The paper's fabric fits: 131,072 hosts on 512 leaves of 256 per plane.
+  LabSpec big = ParseLabText(
+      "name: t\nclos: {planes: 8, spines_per_plane: 256, leaves_per_plane: 512, "
+      "hosts: 131072, hosts_per_leaf: 256}\n",
+      "t.yaml");
+  EXPECT_EQ(big.clos->hosts, 131072);
 }
 
 TEST(ParseLabErrorTest, PlaneWithNoSpines) {

@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "emulator/usid_plan.h"
+
 namespace mrclab::emulator {
 
 namespace {
@@ -16,9 +18,6 @@ namespace {
 using Groups = std::array<uint16_t, 8>;
 
 constexpr uint32_t kAsnBase = 4200000000u;
-constexpr int kMaxPlanes = 15;
-constexpr int kMaxIndexByte = 255;
-constexpr int kUsidRoleSpine = 1, kUsidRoleLeaf = 2, kUsidRoleHostPort = 3;
 
 struct Prefix {
   Groups groups{};
@@ -27,15 +26,13 @@ struct Prefix {
   std::string Text() const { return FormatIpv6(groups) + "/" + std::to_string(length); }
 };
 
+// fd00:<P>:<L mod 2^16>:<L div 2^16>::<host>: links past 65535 use the fourth group.
 Groups LinkAddress(int plane, int link, uint16_t host) {
-  return {0xfd00, static_cast<uint16_t>(plane), static_cast<uint16_t>(link), 0, 0, 0, 0, host};
+  return {0xfd00, static_cast<uint16_t>(plane), static_cast<uint16_t>(link & 0xffff),
+          static_cast<uint16_t>(static_cast<uint32_t>(link) >> 16), 0, 0, 0, host};
 }
 
 Groups UsidGroups(uint16_t usid) { return {0xfcbb, 0, usid, 0, 0, 0, 0, 0}; }
-
-uint16_t MakeUsid(int plane, int role, int index) {
-  return static_cast<uint16_t>(((plane + 1) << 12) | (role << 8) | (index + 1));
-}
 
 struct NextHopKey {
   Groups address;
@@ -108,8 +105,17 @@ std::string UsidAddress(uint16_t usid) { return FormatIpv6(UsidGroups(usid)); }
 
 std::string UsidLocator(uint16_t usid) { return UsidAddress(usid) + "/48"; }
 
+void ResolvedLab::IndexNodes() {
+  node_index_.clear();
+  node_index_.reserve(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) node_index_.emplace(nodes[i].name, i);
+}
+
 const ResolvedNode* ResolvedLab::FindNode(const std::string& name) const {
-  for (const ResolvedNode& n : nodes) {
+  auto it = node_index_.find(name);
+  if (it != node_index_.end() && it->second < nodes.size() && nodes[it->second].name == name)
+    return &nodes[it->second];
+  for (const ResolvedNode& n : nodes) {  // a lab built or changed by hand
     if (n.name == name) return &n;
   }
   return nullptr;
@@ -240,6 +246,7 @@ nlohmann::json ResolvedLab::ToJson() const {
   j["routing"] = routing == Routing::kStatic ? "static" : "bgp";
   j["link_rate_bps"] = link_rate_bps ? json(*link_rate_bps) : json(nullptr);
   j["plane_count"] = planes;
+  j["host_usids"] = host_usids_leaf_local ? "leaf-local" : "global";
   j["expected_bgp_sessions"] = ExpectedBgpSessions();
 
   json plane_list = json::array();
@@ -340,7 +347,7 @@ nlohmann::json ResolvedLab::ToJson() const {
   return j;
 }
 
-ResolvedLab Resolve(const LabSpec& spec) {
+ResolvedLab Resolve(const LabSpec& spec, const ResolveOptions& options) {
   auto fail = [&](const std::string& field, const std::string& reason) {
     throw LabError(spec.source, field, reason);
   };
@@ -382,7 +389,7 @@ ResolvedLab Resolve(const LabSpec& spec) {
     if (host_a) has_host_link[ends[l][1]] = true;
     if (host_b) has_host_link[ends[l][0]] = true;
   }
-  if (spec.links.size() > 0x10000) fail("links", "more than 65536 links do not fit the plan");
+  if (spec.links.size() > 0x7fffffff) fail("links", "more than 2^31 links do not fit the plan");
 
   // Plane, role and index of every node, in spec order: generated nodes come first, so explicit
   // switches continue the indices of their (plane, role) and explicit hosts the host numbers.
@@ -401,8 +408,6 @@ ResolvedLab Resolve(const LabSpec& spec) {
     std::string field = "nodes." + n.name;
     if (n.kind == NodeKind::kHost) {
       placed[i].index = host_count++;
-      if (placed[i].index + 1 > kMaxIndexByte)
-        fail(field, "more than 255 hosts do not fit the uSID plan");
       continue;
     }
     int plane = n.plane.value_or(0);
@@ -415,8 +420,8 @@ ResolvedLab Resolve(const LabSpec& spec) {
       fail(field + ".role", "a spine cannot have host ports (a leaf is a switch with host ports)");
     }
     int index = counters[{plane, role}]++;
-    if (index + 1 > kMaxIndexByte) {
-      fail(field, std::string("more than 255 ") + RoleName(role) + "s in plane " +
+    if (index >= kMaxSwitchesPerRole) {
+      fail(field, "more than " + std::to_string(kMaxSwitchesPerRole) + " " + RoleName(role) + "s in plane " +
                       std::to_string(plane) + " do not fit the uSID plan");
     }
     placed[i] = {plane, role, index};
@@ -459,14 +464,14 @@ ResolvedLab Resolve(const LabSpec& spec) {
     n.netns = spec.name + "-" + s.name;
     if (s.kind == NodeKind::kSwitch) {
       const Placed& p = placed[i];
-      int role = p.role == SwitchRole::kSpine ? kUsidRoleSpine : kUsidRoleLeaf;
+      const int role = p.role == SwitchRole::kSpine ? 1 : 2;
       n.role = p.role;
       n.plane = p.plane;
-      n.usid = MakeUsid(p.plane, role, p.index);
+      n.usid = SwitchUsid(p.plane, p.role, p.index);
       n.asn = kAsnBase + static_cast<uint32_t>(p.plane) * 100000u +
               (p.role == SwitchRole::kLeaf ? 10000u + static_cast<uint32_t>(p.index) : 0u);
-      n.router_id = "10." + std::to_string(p.plane) + "." + std::to_string(role) + "." +
-                    std::to_string(p.index);
+      n.router_id = "10." + std::to_string(p.plane) + "." + std::to_string(role + 4 * (p.index >> 8)) + "." +
+                    std::to_string(p.index & 0xff);
     }
     lab.nodes.push_back(std::move(n));
   }
@@ -502,7 +507,22 @@ ResolvedLab Resolve(const LabSpec& spec) {
                              link.a.node, link.a.interface, link.a_address});
   }
 
-  // Host ports: one per plane.
+  // Host ports: one per plane. Their uSIDs are global in labs of up to 255 hosts, else
+  // leaf-local: the port's position among its leaf's host links, in link order.
+  lab.host_usids_leaf_local = host_count > kMaxGlobalHosts;
+  std::vector<int> position_on_leaf(lab.links.size(), 0);
+  if (lab.host_usids_leaf_local) {
+    std::vector<int> host_ports_of(n_nodes, 0);  // by spec index of the leaf
+    for (const ResolvedLink& link : lab.links) {
+      if (link.fabric) continue;
+      const int leaf = spec.nodes[ends[link.index][0]].kind == NodeKind::kSwitch ? ends[link.index][0]
+                                                                                 : ends[link.index][1];
+      position_on_leaf[link.index] = host_ports_of[leaf]++;
+      if (position_on_leaf[link.index] >= kMaxHostPortsPerLeaf)
+        fail("nodes." + spec.nodes[leaf].name, "more than " + std::to_string(kMaxHostPortsPerLeaf) +
+                                                   " host ports do not fit the uSID plan");
+    }
+  }
   for (ResolvedNode& n : lab.nodes) {
     if (n.kind != NodeKind::kHost) continue;
     for (const ResolvedInterface& i : n.interfaces) {
@@ -512,14 +532,19 @@ ResolvedLab Resolve(const LabSpec& spec) {
                                       p.interface + " and " + i.name + ")");
         }
       }
-      n.ports.push_back({i.plane, i.name, MakeUsid(i.plane, kUsidRoleHostPort, n.index),
-                         i.address.substr(0, i.address.find('/'))});
+      const uint16_t usid = lab.host_usids_leaf_local ? LeafLocalHostPortUsid(i.plane, position_on_leaf[i.link])
+                                                      : GlobalHostPortUsid(i.plane, n.index);
+      n.ports.push_back({i.plane, i.name, usid, i.address.substr(0, i.address.find('/'))});
     }
     if (n.ports.empty()) fail("nodes." + n.name, "a host without any port");
     std::sort(n.ports.begin(), n.ports.end(),
               [](const auto& x, const auto& y) { return x.plane < y.plane; });
   }
 
+  if (!options.routes) {
+    lab.IndexNodes();
+    return lab;
+  }
   auto node_index = [&](const std::string& name) { return resolved_of[by_name.at(name)]; };
 
   // Hosts: the plane prefix and the plane's uSIDs via the leaf, out of the port.
@@ -580,40 +605,42 @@ ResolvedLab Resolve(const LabSpec& spec) {
     return hops;
   };
 
-  bool static_mode = spec.routing == Routing::kStatic;
-  for (size_t s = 0; s < lab.nodes.size(); ++s) {
-    const ResolvedNode& sw = lab.nodes[s];
-    if (sw.kind != NodeKind::kSwitch) continue;
-    RouteTable table;
-    if (static_mode) {
-      for (size_t t = 0; t < lab.nodes.size(); ++t) {
-        const ResolvedNode& other = lab.nodes[t];
-        if (t == s || other.kind != NodeKind::kSwitch || other.plane != sw.plane) continue;
-        table.Add({UsidGroups(other.usid), 48}, toward(static_cast<int>(s), static_cast<int>(t)));
-      }
-    }
-    for (const ResolvedLink& link : lab.links) {
-      if (link.fabric || link.plane != sw.plane) continue;
-      bool host_is_a = lab.nodes[node_index(link.a.node)].kind == NodeKind::kHost;
-      int leaf = node_index(host_is_a ? link.b.node : link.a.node);
-      const ResolvedNode& host = lab.nodes[node_index(host_is_a ? link.a.node : link.b.node)];
-      uint16_t port_usid = 0;
-      for (const ResolvedNode::Port& p : host.ports) {
-        if (p.plane == link.plane) port_usid = p.usid;
-      }
-      Prefix usid_prefix{UsidGroups(port_usid), 48};
-      if (leaf == static_cast<int>(s)) {
-        const std::string& local_if = host_is_a ? link.b.interface : link.a.interface;
-        table.Add(usid_prefix,
-                  {{LinkAddress(link.plane, link.index, host_is_a ? 1 : 2), local_if}});
-      } else if (static_mode) {
-        std::set<NextHopKey> hops = toward(static_cast<int>(s), leaf);
-        table.Add({LinkAddress(link.plane, link.index, 0), 64}, hops);
-        table.Add(usid_prefix, hops);
-      }
-    }
-    lab.nodes[s].routes = table.Take();
+  // Switches: a leaf routes its host ports' uSIDs to them (both modes); in static mode every
+  // switch also gets shortest paths to the switches, host links and (global) host uSIDs of its
+  // plane. One pass over the links; the static routes are O(switches x links) by nature.
+  const bool static_mode = spec.routing == Routing::kStatic;
+  std::vector<std::vector<int>> plane_switches(planes);
+  for (size_t s = 0; s < lab.nodes.size(); ++s)
+    if (lab.nodes[s].kind == NodeKind::kSwitch) plane_switches[lab.nodes[s].plane].push_back(static_cast<int>(s));
+  std::vector<RouteTable> tables(lab.nodes.size());
+  if (static_mode) {
+    for (const std::vector<int>& members : plane_switches)
+      for (int s : members)
+        for (int t : members)
+          if (t != s) tables[s].Add({UsidGroups(lab.nodes[t].usid), 48}, toward(s, t));
   }
+  for (const ResolvedLink& link : lab.links) {
+    if (link.fabric) continue;
+    const bool host_is_a = lab.nodes[node_index(link.a.node)].kind == NodeKind::kHost;
+    const int leaf = node_index(host_is_a ? link.b.node : link.a.node);
+    const ResolvedNode& host = lab.nodes[node_index(host_is_a ? link.a.node : link.b.node)];
+    uint16_t port_usid = 0;
+    for (const ResolvedNode::Port& p : host.ports)
+      if (p.plane == link.plane) port_usid = p.usid;
+    const Prefix usid_prefix{UsidGroups(port_usid), 48};
+    const std::string& leaf_if = host_is_a ? link.b.interface : link.a.interface;
+    tables[leaf].Add(usid_prefix, {{LinkAddress(link.plane, link.index, host_is_a ? 1 : 2), leaf_if}});
+    if (!static_mode) continue;
+    for (int s : plane_switches[link.plane]) {
+      if (s == leaf) continue;
+      const std::set<NextHopKey> hops = toward(s, leaf);
+      tables[s].Add({LinkAddress(link.plane, link.index, 0), 64}, hops);
+      if (!lab.host_usids_leaf_local) tables[s].Add(usid_prefix, hops);
+    }
+  }
+  for (const std::vector<int>& members : plane_switches)
+    for (int s : members) lab.nodes[s].routes = tables[s].Take();
+  lab.IndexNodes();
   return lab;
 }
 

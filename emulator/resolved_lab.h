@@ -5,24 +5,25 @@
 //
 // Plan summary (see labs/README.md for the full text):
 //   namespaces      "<lab>-<node>"
-//   link L subnet   fd00:<plane>:<L>::/64, endpoint a = ::1, endpoint b = ::2 (L = link index)
+//   link L subnet   fd00:<plane>:<L mod 2^16>:<L div 2^16>::/64, a = ::1, b = ::2 (L = link index)
 //   plane P prefix  fd00:<P>::/32 (every host-port and fabric subnet of plane P)
-//   uSID block      fcbb:0::/32; a uSID is 16 bits: nibble P+1, nibble role, 8-bit index
-//                   role 1 = spine, 2 = leaf, 3 = host port; index byte = index+1.
-//                   p0-spine0 = 1101, p1-leaf2 = 2203, host6 port of plane 1 = 2307.
+//   uSID block      fcbb:0::/32; a uSID is 16 bits: nibble P+1, then 12 bits (usid_plan.h):
+//                   p0-spine0 = 1101, p1-leaf2 = 2203, host6 port of plane 1 = 2307; labs of
+//                   more than 255 hosts give host ports leaf-local uSIDs (0xc00 + position).
 //                   uSID locator of a node: fcbb:0:<usid>::/48.
 //   plane P uSIDs   fcbb:0:<P+1>000::/36
 //   path            fcbb:0:<leafA>:<spine>:<leafB>:<hostB port>:: (a uSID container)
 //   host address    on its plane-P port: the link address, plus fcbb:0:<port usid>::/128
 //   ASNs            spines of plane P share 4200000000 + P*100000;
 //                   leaf i of plane P has 4200000000 + P*100000 + 10000 + i
-//   router-id       10.<P>.<role>.<index>
+//   router-id       10.<P>.<role + 4 * (index div 256)>.<index mod 256>
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -98,10 +99,12 @@ struct ResolvedLab {
   Routing routing = Routing::kBgp;
   std::optional<uint64_t> link_rate_bps;
   int planes = 0;
+  bool host_usids_leaf_local = false;  // more than 255 hosts: see usid_plan.h
   std::vector<ResolvedNode> nodes;  // switches first (by plane, spines then leaves), then hosts
   std::vector<ResolvedLink> links;
 
   const ResolvedNode* FindNode(const std::string& name) const;  // nullptr if unknown
+  void IndexNodes();  // makes FindNode O(1); Resolve calls it (a stale index falls back to a scan)
   std::vector<const ResolvedNode*> Switches() const;
   std::vector<const ResolvedNode*> Hosts() const;
   // True for an interface on a switch-to-switch link (the ones that run BGP and BFD).
@@ -118,15 +121,24 @@ struct ResolvedLab {
                    const std::string& spine, const std::string& leaf_b,
                    const std::string& dst_host) const;
   nlohmann::json ToJson() const;
+
+ private:
+  std::unordered_map<std::string, size_t> node_index_;
 };
 
-// Throws LabError (file = spec.source) for plans that cannot be made: more than 255 nodes of a
-// role in a plane, more than 15 planes, an interface name over 15 characters, a host with two
-// ports in one plane, a plane with leaves but no spines, a host without any port — and for
-// specs that ParseLabText would have refused (unknown or duplicate nodes, reused interfaces,
-// self or host-to-host links), a fabric link between two planes, a switch declared spine that
-// has host ports, more than 65536 links or 255 hosts.
-ResolvedLab Resolve(const LabSpec& spec);
+struct ResolveOptions {
+  // The routes of nodes (what an emulated lab installs). The simulator computes its own FIBs
+  // and skips them: in static mode they grow as switches x links.
+  bool routes = true;
+};
+
+// Throws LabError (file = spec.source) for plans that cannot be made: more than 1279 switches
+// of a role in a plane, more than 1024 host ports on a leaf (labs of over 255 hosts), more than
+// 15 planes, an interface name over 15 characters, a host with two ports in one plane, a plane
+// with leaves but no spines, a host without any port — and for specs that ParseLabText would
+// have refused (unknown or duplicate nodes, reused interfaces, self or host-to-host links), a
+// fabric link between two planes, a switch declared spine that has host ports.
+ResolvedLab Resolve(const LabSpec& spec, const ResolveOptions& options = {});
 
 std::string UsidHex(uint16_t usid);  // 0x1101 -> "1101"
 std::string UsidAddress(uint16_t usid);  // 0x1101 -> "fcbb:0:1101::"

@@ -1,4 +1,5 @@
 #include "emulator/resolved_lab.h"
+#include "emulator/usid_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -238,6 +239,45 @@ TEST(ResolveTest, UsidsAreUnique) {
       }
     }
   }
+}
+
+// Past 255 of a role, 255 hosts and 65536 links: overflow blocks, leaf-local host-port uSIDs
+// (usid_plan.h) and the link index's high half in the address's fourth group.
+TEST(ResolveTest, WidePlanPastTheSmallLimits) {
+  ResolvedLab lab = Resolve(ParseLabText(
+      "name: wide\nclos: {planes: 2, spines_per_plane: 300, leaves_per_plane: 300, hosts: 600, hosts_per_leaf: 2}\n",
+      "wide.yaml"));
+  EXPECT_TRUE(lab.host_usids_leaf_local);
+  EXPECT_EQ(lab.FindNode("p0-spine254")->usid, 0x11ff);
+  EXPECT_EQ(lab.FindNode("p0-spine255")->usid, 0x1400);
+  EXPECT_EQ(lab.FindNode("p1-leaf299")->usid, 0x2800 + 44);
+  EXPECT_EQ(lab.FindNode("p1-leaf299")->router_id, "10.1.6.43");  // leaf 299 = 256 + 43
+  std::set<uint16_t> switch_usids;
+  for (const ResolvedNode* n : lab.Switches()) {
+    EXPECT_TRUE(switch_usids.insert(n->usid).second) << n->name;
+    EXPECT_FALSE(IsLeafLocalUsid(n->usid)) << n->name;
+  }
+  // host3 is the second host of p0-leaf1 (and of p1-leaf1).
+  const ResolvedNode* host3 = lab.FindNode("host3");
+  EXPECT_EQ(host3->ports[0].usid, 0x1c01);
+  EXPECT_EQ(host3->ports[1].usid, 0x2c01);
+  EXPECT_EQ(lab.FindNode("host2")->ports[0].usid, 0x1c00);
+  // Only the leaf routes its hosts' local uSIDs.
+  std::vector<std::string> leaf_usid_routes;
+  for (const Route& r : lab.FindNode("p0-leaf1")->routes) leaf_usid_routes.push_back(r.prefix);
+  EXPECT_EQ(leaf_usid_routes, (std::vector<std::string>{"fcbb:0:1c00::/48", "fcbb:0:1c01::/48"}));
+  const ResolvedLink& far = lab.links.at(70000);  // 0x11170
+  EXPECT_EQ(far.subnet, "fd00:0:1170:1::/64");
+  EXPECT_EQ(far.a_address, "fd00:0:1170:1::1");
+  EXPECT_EQ(lab.links.back().subnet, "fd00:1:c3cf:2::/64");  // 180000 + 1199 = 0x2c3cf
+  const UsidPath path = lab.PathVia("host0", "p0-leaf0", "p0-spine299", "p0-leaf1", "host3");
+  EXPECT_EQ(path.destination, "fcbb:0:1201:142c:1202:1c01::");
+}
+
+TEST(ResolveTest, RoutesCanBeSkipped) {
+  ResolvedLab lab = Resolve(ParseLabText(kSmallClos, "t.yaml"), {.routes = false});
+  for (const ResolvedNode& n : lab.nodes) EXPECT_TRUE(n.routes.empty()) << n.name;
+  EXPECT_EQ(lab.SpineProofPaths().size(), Resolve(ParseLabText(kSmallClos, "t.yaml")).SpineProofPaths().size());
 }
 
 TEST(ResolveTest, HostPortsOnePerPlane) {
@@ -602,28 +642,35 @@ TEST(ResolveErrorTest, TooManyOfARoleInAPlane) {
   spec.name = "t";
   spec.source = "big.yaml";
   spec.nodes.push_back({"s", NodeKind::kSwitch, 0, SwitchRole::kSpine});
-  for (int i = 0; i < 256; ++i) {
+  for (int i = 0; i < 1280; ++i) {
     spec.nodes.push_back({"l" + std::to_string(i), NodeKind::kSwitch, 0, SwitchRole::kLeaf});
   }
-  std::string reason = ExpectResolveError(spec, "nodes.l255");
-  EXPECT_NE(reason.find("255"), std::string::npos);
+  std::string reason = ExpectResolveError(spec, "nodes.l1279");
+  EXPECT_NE(reason.find("1279"), std::string::npos);
   spec.nodes.pop_back();
   EXPECT_NO_THROW(Resolve(spec));
 }
 
-TEST(ResolveErrorTest, TooManyHosts) {
+// One leaf with `hosts` hosts: beyond 255 hosts their ports are leaf-local, at most 1024.
+LabSpec OneLeaf(int hosts) {
   LabSpec spec;
   spec.name = "t";
   spec.source = "big.yaml";
   spec.nodes.push_back({"s", NodeKind::kSwitch, 0, SwitchRole::kSpine});
   spec.nodes.push_back({"l", NodeKind::kSwitch, 0, SwitchRole::kLeaf});
   spec.links.push_back({{"l", "s"}, {"s", "l"}});
-  for (int i = 0; i < 256; ++i) {
+  for (int i = 0; i < hosts; ++i) {
     std::string h = "h" + std::to_string(i);
     spec.nodes.push_back({h, NodeKind::kHost, std::nullopt, std::nullopt});
     spec.links.push_back({{"l", h}, {h, "eth0"}});
   }
-  ExpectResolveError(spec, "nodes.h255");
+  return spec;
+}
+
+TEST(ResolveErrorTest, TooManyHostPortsOnALeaf) {
+  std::string reason = ExpectResolveError(OneLeaf(1025), "nodes.l");
+  EXPECT_NE(reason.find("1024 host ports"), std::string::npos);
+  EXPECT_NO_THROW(Resolve(OneLeaf(1024), {.routes = false}));
 }
 
 TEST(ResolveErrorTest, InterfaceNameTooLong) {

@@ -24,10 +24,13 @@ struct DrillArgs {
 // --check: parse the scenario and plan its faults against the lab without touching anything.
 int Check(const Scenario& s, const DrillArgs& a) {
   CheckBackendSupport(s, a.options);
-  const std::string backend(ToString(ChosenBackend(s, a.options)));
+  const emulator::BackendKind kind = ChosenBackend(s, a.options);
+  const std::string backend(ToString(kind));
   const std::string lab = a.options.lab.empty() ? s.lab : a.options.lab;
-  emulator::ResolvedLab plan = std::filesystem::exists(lab) ? emulator::Resolve(emulator::ParseLabFile(lab))
-                                                            : emulator::netns::LoadDeployedLab(lab);
+  emulator::ResolvedLab plan =
+      std::filesystem::exists(lab)
+          ? emulator::Resolve(emulator::ParseLabFile(lab), {.routes = kind == emulator::BackendKind::kNetns})
+          : emulator::netns::LoadDeployedLab(lab);
   const FaultPlan faults = PlanFaults(s, plan);
   if (a.json) {
     std::cout << nlohmann::json{{"scenario", s.name}, {"lab", plan.name}, {"backend", backend},

@@ -48,7 +48,8 @@ std::unique_ptr<DrillBackend> MakeDrillBackend(const Scenario& s, const DrillOpt
   emulator::sim::Ns3BackendOptions options;
   options.seed = s.seed;
   options.qp_config = s.job.timers == TimerScale::kFabric ? mrc::FabricQpConfig : mrc::RealtimeQpConfig;
-  return emulator::sim::MakeNs3Backend(emulator::Resolve(emulator::ParseLabFile(SimulationLabFile(s, o))), options);
+  return emulator::sim::MakeNs3Backend(
+      emulator::Resolve(emulator::ParseLabFile(SimulationLabFile(s, o)), {.routes = false}), options);
 }
 
 }  // namespace mrclab::harness

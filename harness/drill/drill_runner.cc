@@ -147,6 +147,7 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
                          {"deployed_by_drill", prepare}}},
                 {"backend", backend_name},
                 {"time_base", backend->TimeBase()},
+                {"payload", ToString(s.job.payload)},
                 {"versions", backend->Versions()},
                 {"started", started},
                 {"finished", finished},

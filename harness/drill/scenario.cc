@@ -109,7 +109,7 @@ class Fields {
 
 JobSpec ParseJob(const std::string& file, const YAML::Node& node) {
   Fields f(file, "job", node, {"hosts", "ranks_per_host", "collectives", "compute", "step_timeout",
-                               "warmup_steps", "baseline_steps", "tail_steps", "mtu", "io_threads", "timers"});
+                               "warmup_steps", "baseline_steps", "tail_steps", "mtu", "io_threads", "timers", "payload"});
   JobSpec job;
   if (f.Has("hosts")) {
     auto hosts = f.Strings("hosts");
@@ -127,6 +127,9 @@ JobSpec ParseJob(const std::string& file, const YAML::Node& node) {
   const std::string timers = f.String("timers", "realtime");
   if (timers != "realtime" && timers != "fabric") f.Fail(f.Field("timers"), "expected realtime or fabric");
   job.timers = timers == "fabric" ? TimerScale::kFabric : TimerScale::kRealtime;
+  const std::string payload = f.String("payload", "real");
+  if (payload != "real" && payload != "virtual") f.Fail(f.Field("payload"), "expected real or virtual");
+  job.payload = payload == "virtual" ? PayloadMode::kVirtual : PayloadMode::kReal;
   if (!f.Has("collectives")) f.Fail(f.Field("collectives"), "required (e.g. [{kind: all_reduce, size: 1MiB}])");
   const YAML::Node list = f.Node("collectives");
   if (!list.IsSequence() || list.size() == 0) f.Fail(f.Field("collectives"), "expected a non-empty list");

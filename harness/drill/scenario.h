@@ -42,6 +42,7 @@ struct JobSpec {
   uint32_t mtu = 1024;
   int io_threads = 2;
   TimerScale timers = TimerScale::kRealtime;
+  PayloadMode payload = PayloadMode::kReal;  // job_types.h
 };
 
 // A fault target as written: a plain name ("p0-leaf0:spine0", "p0-spine1", "1") or a selector

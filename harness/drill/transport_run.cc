@@ -103,6 +103,7 @@ JobConfig MakeJobConfig(const Scenario& s, const emulator::ResolvedLab& lab, con
   c.compute_seconds = s.job.compute_seconds;
   c.step_timeout_seconds = s.job.step_timeout_seconds;
   c.mtu = s.job.mtu;
+  c.payload = s.job.payload;
   c.seed = s.seed;
   c.io_threads = s.job.io_threads;
   return c;

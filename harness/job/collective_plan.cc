@@ -1,49 +1,32 @@
 #include "harness/job/collective_plan.h"
 
-#include <map>
 #include <stdexcept>
-#include <tuple>
 
 namespace mrclab::harness {
 namespace {
 
 int Mod(int a, int n) { return ((a % n) + n) % n; }
 
-// Phases of one collective for `rank`, receive slots still unassigned.
-CollectivePlan PlanFor(CollectiveKind kind, int rank, int n) {
-  CollectivePlan plan{kind, {}};
+// Ring collectives: one send to rank+1 and one receive from rank-1 per phase. In reduce-scatter
+// phase k rank r sends chunk r-k and reduces chunk r-1-k into its own; in all-gather phase k
+// (rank r starting with chunk r + first_owned) it sends chunk r+first_owned-k and stores
+// r+first_owned-1-k.
+Phase RingPhase(int rank, int n, int k, bool reduce, int first_owned, int slot) {
   const int next = Mod(rank + 1, n), prev = Mod(rank - 1, n);
-  auto reduce_scatter = [&] {
-    for (int k = 0; k < n - 1; ++k)
-      plan.phases.push_back({{{next, Mod(rank - k, n), -1}}, {{prev, Mod(rank - 1 - k, n), true, -1}}});
-  };
-  auto all_gather = [&](int first_owned) {  // rank r owns chunk (r + first_owned) mod n
-    for (int k = 0; k < n - 1; ++k)
-      plan.phases.push_back({{{next, Mod(rank + first_owned - k, n), -1}},
-                             {{prev, Mod(rank + first_owned - 1 - k, n), false, -1}}});
-  };
-  switch (kind) {
-    case CollectiveKind::kAllReduce:
-      reduce_scatter();
-      all_gather(1);
-      break;
-    case CollectiveKind::kReduceScatter:
-      reduce_scatter();
-      break;
-    case CollectiveKind::kAllGather:
-      all_gather(0);
-      break;
-    case CollectiveKind::kAllToAll: {
-      Phase p;
-      for (int d = 1; d < n; ++d) {
-        p.sends.push_back({Mod(rank + d, n), Mod(rank + d, n), -1});
-        p.recvs.push_back({Mod(rank - d, n), Mod(rank - d, n), false, -1});
-      }
-      plan.phases.push_back(p);
-      break;
-    }
+  const int sent = reduce ? Mod(rank - k, n) : Mod(rank + first_owned - k, n);
+  const int received = reduce ? Mod(rank - 1 - k, n) : Mod(rank + first_owned - 1 - k, n);
+  return {{{next, sent, slot}}, {{prev, received, reduce, slot}}};
+}
+
+// All-to-all, one phase: rank r sends its chunk d to rank d, which stores it as chunk r; the
+// receive from the rank d places away (r - d) is the receiver's slot first + d - 1.
+Phase AllToAllPhase(int rank, int n, int first_slot) {
+  Phase p;
+  for (int d = 1; d < n; ++d) {
+    p.sends.push_back({Mod(rank + d, n), Mod(rank + d, n), first_slot + d - 1});
+    p.recvs.push_back({Mod(rank - d, n), Mod(rank - d, n), false, first_slot + d - 1});
   }
-  return plan;
+  return p;
 }
 
 }  // namespace
@@ -69,30 +52,55 @@ double BusBandwidthFactor(CollectiveKind k, int n) {
   return k == CollectiveKind::kAllReduce ? 2.0 * (n - 1) / n : double(n - 1) / n;
 }
 
-StepPlan BuildStepPlan(const std::vector<CollectiveKind>& collectives, int n) {
+StepPlan::StepPlan(std::vector<CollectiveKind> collectives, int n) : kinds_(std::move(collectives)), ranks_(n) {
   if (n < 2) throw std::invalid_argument("a job needs at least 2 ranks");
-  StepPlan step;
-  step.ranks = n;
-  step.plans.resize(n);
-  step.slots.assign(n, 0);
-  // (receiver, collective, phase, sender) -> slot
-  std::map<std::tuple<int, int, int, int>, int> slot_of;
-  for (int r = 0; r < n; ++r)
-    for (size_t c = 0; c < collectives.size(); ++c) {
-      CollectivePlan plan = PlanFor(collectives[c], r, n);
-      for (size_t k = 0; k < plan.phases.size(); ++k)
-        for (RecvOp& recv : plan.phases[k].recvs) {
-          recv.slot = step.slots[r]++;
-          slot_of[{r, int(c), int(k), recv.peer}] = recv.slot;
-        }
-      step.plans[r].push_back(std::move(plan));
+  for (size_t c = 0; c < kinds_.size(); ++c) {
+    first_slot_.push_back(slots_);
+    slots_ += kinds_[c] == CollectiveKind::kAllToAll ? n - 1 : static_cast<int>(phases(c));
+  }
+}
+
+size_t StepPlan::phases(size_t c) const {
+  switch (kinds_[c]) {
+    case CollectiveKind::kAllReduce: return 2 * static_cast<size_t>(ranks_ - 1);
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllGather: return static_cast<size_t>(ranks_ - 1);
+    case CollectiveKind::kAllToAll: return 1;
+  }
+  return 0;
+}
+
+std::map<int, int> StepPlan::ReceivesPerStep(int rank) const {
+  std::map<int, int> out;
+  for (size_t c = 0; c < kinds_.size(); ++c) {
+    if (kinds_[c] == CollectiveKind::kAllToAll) {
+      for (int d = 1; d < ranks_; ++d) ++out[Mod(rank - d, ranks_)];
+    } else {
+      out[Mod(rank - 1, ranks_)] += static_cast<int>(phases(c));
     }
-  for (int r = 0; r < n; ++r)
-    for (size_t c = 0; c < collectives.size(); ++c)
-      for (size_t k = 0; k < step.plans[r][c].phases.size(); ++k)
-        for (SendOp& send : step.plans[r][c].phases[k].sends)
-          send.remote_slot = slot_of.at({send.peer, int(c), int(k), r});
-  return step;
+  }
+  return out;
+}
+
+int StepPlan::SlotFrom(int rank, size_t c, size_t k, int peer) const {
+  if (kinds_[c] == CollectiveKind::kAllToAll) {
+    const int d = Mod(rank - peer, ranks_);
+    return d == 0 ? -1 : first_slot_[c] + d - 1;
+  }
+  return peer == Mod(rank - 1, ranks_) ? first_slot_[c] + static_cast<int>(k) : -1;
+}
+
+Phase StepPlan::At(int rank, size_t c, size_t k) const {
+  const int n = ranks_, slot = first_slot_[c] + static_cast<int>(k), half = n - 1;
+  switch (kinds_[c]) {
+    case CollectiveKind::kAllReduce:
+      return static_cast<int>(k) < half ? RingPhase(rank, n, static_cast<int>(k), true, 0, slot)
+                                        : RingPhase(rank, n, static_cast<int>(k) - half, false, 1, slot);
+    case CollectiveKind::kReduceScatter: return RingPhase(rank, n, static_cast<int>(k), true, 0, slot);
+    case CollectiveKind::kAllGather: return RingPhase(rank, n, static_cast<int>(k), false, 0, slot);
+    case CollectiveKind::kAllToAll: return AllToAllPhase(rank, n, first_slot_[c]);
+  }
+  return {};
 }
 
 }  // namespace mrclab::harness

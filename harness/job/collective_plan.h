@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,19 +45,33 @@ struct Phase {
   std::vector<RecvOp> recvs;
 };
 
-struct CollectivePlan {
-  CollectiveKind kind = CollectiveKind::kAllReduce;
-  std::vector<Phase> phases;
-};
+// The phases of every rank, computed on demand: a ring step of N ranks has 2(N-1) phases per
+// rank, so a table of them would grow as N^2 (8,192 ranks: hundreds of millions of entries).
+// Slots are numbered per receiving rank from 0 in (collective, phase, receive) order; every
+// rank has the same number of them.
+class StepPlan {
+ public:
+  StepPlan() = default;
+  // Throws std::invalid_argument for fewer than 2 ranks.
+  StepPlan(std::vector<CollectiveKind> collectives, int ranks);
 
-// plans[rank][collective]; slots are numbered per receiving rank from 0 in collective order.
-struct StepPlan {
-  int ranks = 0;
-  std::vector<std::vector<CollectivePlan>> plans;
-  std::vector<int> slots;  // landing slots per rank
-};
+  int ranks() const { return ranks_; }
+  size_t collectives() const { return kinds_.size(); }
+  CollectiveKind kind(size_t c) const { return kinds_[c]; }
+  size_t phases(size_t c) const;   // the same for every rank
+  int slots() const { return slots_; }  // landing slots per rank
+  // Phase k of collective c at `rank`, with its slots and the receivers' slots.
+  Phase At(int rank, size_t c, size_t k) const;
+  // The slot of `rank`'s receive from `peer` in phase k of collective c; -1 if there is none.
+  int SlotFrom(int rank, size_t c, size_t k, int peer) const;
+  // Per sending peer, how many messages `rank` receives from it in one step.
+  std::map<int, int> ReceivesPerStep(int rank) const;
 
-// Throws std::invalid_argument for fewer than 2 ranks.
-StepPlan BuildStepPlan(const std::vector<CollectiveKind>& collectives, int ranks);
+ private:
+  std::vector<CollectiveKind> kinds_;
+  std::vector<int> first_slot_;  // per collective
+  int ranks_ = 0;
+  int slots_ = 0;
+};
 
 }  // namespace mrclab::harness

@@ -17,7 +17,7 @@ struct Rank {
 
 // Executes the step plan; `corrupt_rank` >= 0 flips one word of the first chunk it receives.
 std::vector<int> RunPlan(const std::vector<CollectiveKind>& kinds, int n, size_t words, int corrupt_rank = -1) {
-  StepPlan plan = BuildStepPlan(kinds, n);
+  StepPlan plan(kinds, n);
   std::vector<int> bad;
   for (size_t c = 0; c < kinds.size(); ++c) {
     const uint32_t base = PatternBase(7, 3, int(c));
@@ -25,19 +25,19 @@ std::vector<int> RunPlan(const std::vector<CollectiveKind>& kinds, int n, size_t
     for (int r = 0; r < n; ++r) {
       ranks[r].data.resize(n * words);
       ranks[r].output.resize(n * words);
-      ranks[r].slots.resize(plan.slots[r]);
+      ranks[r].slots.resize(plan.slots());
       FillInput(kinds[c], base, r, n, words, ranks[r].data.data());
     }
     bool corrupted = false;
-    for (size_t k = 0; k < plan.plans[0][c].phases.size(); ++k) {
+    for (size_t k = 0; k < plan.phases(c); ++k) {
       for (int r = 0; r < n; ++r)
-        for (const SendOp& s : plan.plans[r][c].phases[k].sends) {
+        for (const SendOp& s : plan.At(r, c, k).sends) {
           auto& slot = ranks[s.peer].slots[s.remote_slot];
           slot.assign(ranks[r].data.begin() + s.chunk * words, ranks[r].data.begin() + (s.chunk + 1) * words);
           if (s.peer == corrupt_rank && !corrupted) slot[0] ^= 1, corrupted = true;
         }
       for (int r = 0; r < n; ++r)
-        for (const RecvOp& v : plan.plans[r][c].phases[k].recvs) {
+        for (const RecvOp& v : plan.At(r, c, k).recvs) {
           auto& dst = kinds[c] == CollectiveKind::kAllToAll ? ranks[r].output : ranks[r].data;
           EXPECT_EQ(ranks[r].slots[v.slot].size(), words);
           ApplyReceive(v.reduce, ranks[r].slots[v.slot].data(), dst.data() + v.chunk * words, words);
@@ -69,16 +69,47 @@ TEST(CollectivePlan, OneCorruptedWordIsDetected) {
 }
 
 TEST(CollectivePlan, PhaseCountsAndSlotsMatchTheRingAlgorithms) {
-  StepPlan p = BuildStepPlan({CollectiveKind::kAllReduce, CollectiveKind::kAllToAll}, 8);
-  EXPECT_EQ(p.plans[0][0].phases.size(), 14u);  // 2(N-1)
-  EXPECT_EQ(p.plans[0][1].phases.size(), 1u);
-  EXPECT_EQ(p.slots[3], 14 + 7);
+  StepPlan p({CollectiveKind::kAllReduce, CollectiveKind::kAllToAll}, 8);
+  EXPECT_EQ(p.phases(0), 14u);  // 2(N-1)
+  EXPECT_EQ(p.phases(1), 1u);
+  EXPECT_EQ(p.slots(), 14 + 7);
   for (int r = 0; r < 8; ++r)
-    for (const Phase& ph : p.plans[r][0].phases) {
+    for (size_t k = 0; k < p.phases(0); ++k) {
+      const Phase ph = p.At(r, 0, k);
       ASSERT_EQ(ph.sends.size(), 1u);
       EXPECT_EQ(ph.sends[0].peer, (r + 1) % 8);
+      EXPECT_EQ(ph.recvs[0].slot, static_cast<int>(k));
     }
-  EXPECT_THROW(BuildStepPlan({CollectiveKind::kAllReduce}, 1), std::invalid_argument);
+  EXPECT_THROW(StepPlan({CollectiveKind::kAllReduce}, 1), std::invalid_argument);
+}
+
+// Every send names the slot its receiver reads the same (collective, phase, sender) from.
+TEST(CollectivePlan, SendersAndReceiversAgreeOnSlots) {
+  for (int n : {2, 3, 8, 13}) {
+    StepPlan p(kAll, n);
+    for (size_t c = 0; c < kAll.size(); ++c)
+      for (size_t k = 0; k < p.phases(c); ++k)
+        for (int r = 0; r < n; ++r)
+          for (const SendOp& s : p.At(r, c, k).sends) {
+            int found = 0;
+            for (const RecvOp& v : p.At(s.peer, c, k).recvs)
+              if (v.peer == r) {
+                EXPECT_EQ(v.slot, s.remote_slot);
+                ++found;
+              }
+            EXPECT_EQ(found, 1) << ToString(kAll[c]) << " n=" << n;
+          }
+  }
+}
+
+// The plan is computed, not stored: the paper's 131,072 ranks cost nothing to describe.
+TEST(CollectivePlan, ClusterScalePlansAreComputedOnDemand) {
+  StepPlan p({CollectiveKind::kAllReduce}, 131072);
+  EXPECT_EQ(p.slots(), 2 * 131071);
+  const Phase last = p.At(5, 0, p.phases(0) - 1);
+  EXPECT_EQ(last.sends[0].peer, 6);
+  EXPECT_EQ(last.recvs[0].peer, 4);
+  EXPECT_EQ(last.recvs[0].slot, 2 * 131071 - 1);
 }
 
 TEST(CollectivePlan, BusBandwidthFactorsFollowNcclTests) {

@@ -22,6 +22,16 @@ struct CollectiveSpec {
   uint64_t bytes = 1 << 20;  // whole buffer per rank (rounded up to 4 * ranks)
 };
 
+// What the collectives' buffers hold. kReal: every rank has its own buffers with known patterns
+// and every result is checked against its closed form. kVirtual (for simulations at scale):
+// the ranks share one zero-filled read-only input buffer per collective and one landing
+// region each, so memory does not grow with ranks x size. Packets still carry the bytes (and
+// the transport still checks every packet's ICRC), every chunk must arrive, whole and in its
+// slot, but there are no chunk checksums or results to check: bytes_verified counts the
+// bytes delivered.
+enum class PayloadMode { kReal, kVirtual };
+std::string_view ToString(PayloadMode m);
+
 struct JobConfig {
   std::string label = "mrc";          // names this job in events and metrics
   std::vector<std::string> hosts;     // at least one; ranks = hosts * ranks_per_host >= 2
@@ -33,6 +43,7 @@ struct JobConfig {
   double compute_seconds = kDefaultComputeSeconds;
   double step_timeout_seconds = kDefaultStepTimeoutSeconds;
   uint32_t mtu = 1024;
+  PayloadMode payload = PayloadMode::kReal;
   uint64_t seed = 1;
   int io_threads = 2;      // real-time driver only
   uint64_t max_steps = 0;  // 0: until RequestStop

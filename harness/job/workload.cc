@@ -10,9 +10,15 @@
 namespace mrclab::harness {
 namespace {
 
-constexpr int kMaxSlots = 255;  // the slot travels in the immediate's top 8 bits
+// A chunk's immediate: the low 8 bits of its landing slot (a check: the receiver knows the slot
+// from the message's order on its QP) and a 24-bit checksum of its bytes.
+constexpr int kMaxReceiveCredits = 256;  // per QP
+
+uint32_t Immediate(int slot, uint32_t checksum24) { return static_cast<uint32_t>(slot & 0xff) << 24 | checksum24; }
 
 }  // namespace
+
+std::string_view ToString(PayloadMode m) { return m == PayloadMode::kVirtual ? "virtual" : "real"; }
 
 std::string_view ToString(JobState s) {
   switch (s) {
@@ -42,6 +48,9 @@ struct Workload::Rank {
   std::vector<uint8_t> landing;
   mrc::MemoryRegion landing_mr;
   std::vector<uint8_t> landed;  // per slot: 0 empty, 1 checksum ok, 2 checksum bad
+  // Per peer: the (collective, phase) to look for its next message from. QPs complete
+  // messages in order, so a message's place in that order names its slot.
+  std::map<int, std::pair<size_t, size_t>> next_from;
   // Step state.
   bool active = false;
   mrc::Timestamp compute_end = mrc::Timestamp::Infinite();
@@ -66,16 +75,14 @@ Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, co
   }
   const int n = static_cast<int>(config_.hosts.size()) * config_.ranks_per_host;
   for (const auto& c : config_.collectives) kinds_.push_back(c.kind);
-  plan_ = BuildStepPlan(kinds_, n);
-  for (int s : plan_.slots)
-    if (s > kMaxSlots)
-      throw std::invalid_argument("a step needs " + std::to_string(s) + " landing slots per rank (at most " +
-                                  std::to_string(kMaxSlots) + "): fewer ranks or collectives");
+  plan_ = StepPlan(kinds_, n);
+  const bool virtual_payload = config_.payload == PayloadMode::kVirtual;
   for (const auto& c : config_.collectives) {
     const uint64_t per_chunk = std::max<uint64_t>(4, (c.bytes + 4 * n - 1) / (4 * n) * 4);
     if (per_chunk > (1u << 30)) throw std::invalid_argument("collective size too large");
     words_.push_back(per_chunk / 4);
     slot_bytes_ = std::max<size_t>(slot_bytes_, per_chunk);
+    if (virtual_payload) shared_input_.emplace_back(words_.back() * n);
   }
   for (size_t h = 0; h < config_.hosts.size(); ++h) {
     auto host = std::make_unique<Host>();
@@ -91,15 +98,16 @@ Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, co
     mrc::Context& ctx = *rank->host->binding.context;
     rank->cq = &ctx.CreateCq();
     for (size_t c = 0; c < config_.collectives.size(); ++c) {
-      rank->data.emplace_back(words_[c] * n);
-      rank->output.emplace_back(kinds_[c] == CollectiveKind::kAllToAll ? words_[c] * n : 0);
-      auto& d = rank->data.back();
+      rank->data.emplace_back(virtual_payload ? 0 : words_[c] * n);
+      rank->output.emplace_back(!virtual_payload && kinds_[c] == CollectiveKind::kAllToAll ? words_[c] * n : 0);
+      auto& d = virtual_payload ? shared_input_[c] : rank->data.back();
       rank->data_mr.push_back(
           ctx.RegisterMemory({reinterpret_cast<uint8_t*>(d.data()), d.size() * sizeof(uint32_t)}, mrc::kAccessLocal));
     }
-    rank->landing.resize(std::max(1, plan_.slots[r]) * slot_bytes_);
+    // Virtual payload: every slot lands on the same (zero) bytes; real: one region per slot.
+    rank->landing.resize((virtual_payload ? 1 : std::max(1, plan_.slots())) * slot_bytes_);
     rank->landing_mr = ctx.RegisterMemory(rank->landing, mrc::kAccessRemoteWrite);
-    rank->landed.assign(plan_.slots[r], 0);
+    rank->landed.assign(plan_.slots(), 0);
     ranks_.push_back(std::move(rank));
   }
   Connect(lab, qp_config);
@@ -111,9 +119,7 @@ void Workload::Connect(const emulator::ResolvedLab& lab, const QpConfigFn& qp_co
   // Pairs a collective connects, with how many messages each side receives per step.
   std::map<std::pair<int, int>, int> receives;  // (receiver, sender) -> per step
   for (int r = 0; r < ranks(); ++r)
-    for (const auto& coll : plan_.plans[r])
-      for (const auto& phase : coll.phases)
-        for (const auto& recv : phase.recvs) ++receives[{r, recv.peer}];
+    for (const auto& [peer, count] : plan_.ReceivesPerStep(r)) receives[{r, peer}] = count;
   std::set<std::pair<int, int>> pairs;
   for (const auto& [key, count] : receives) pairs.insert(std::minmax(key.first, key.second));
   // udp mode: each pair gets its own source-port range, since a host's UDP socket per
@@ -141,9 +147,10 @@ void Workload::Connect(const emulator::ResolvedLab& lab, const QpConfigFn& qp_co
     rb.qp_to[a] = &qb;
     ra.host->qp_owner[qa.qpn()] = {&ra, b};
     rb.host->qp_owner[qb.qpn()] = {&rb, a};
-    // Receive credits: two steps' worth, so a fast neighbour's next step never waits.
-    for (int i = 0; i < 2 * receives[{a, b}] + 4; ++i) qa.PostRecv(0);
-    for (int i = 0; i < 2 * receives[{b, a}] + 4; ++i) qb.PostRecv(0);
+    // Receive credits: two steps' worth, so a fast neighbour's next step never waits, up to
+    // kMaxReceiveCredits (a long ring's sender then waits for credit, as verbs' RNR would).
+    for (int i = 0; i < std::min(2 * receives[{a, b}] + 4, kMaxReceiveCredits); ++i) qa.PostRecv(0);
+    for (int i = 0; i < std::min(2 * receives[{b, a}] + 4, kMaxReceiveCredits); ++i) qb.PostRecv(0);
   }
 }
 
@@ -172,8 +179,9 @@ void Workload::BeginStep(int host, uint64_t step, mrc::Timestamp now) {
     r.retx_at_start = Retransmissions(r);
     r.started.assign(config_.collectives.size(), mrc::Timestamp());
     r.finished.assign(config_.collectives.size(), mrc::Timestamp());
-    for (size_t c = 0; c < config_.collectives.size(); ++c)
-      FillInput(kinds_[c], PatternBase(config_.seed, step, int(c)), r.id, ranks(), words_[c], r.data[c].data());
+    if (config_.payload == PayloadMode::kReal)
+      for (size_t c = 0; c < config_.collectives.size(); ++c)
+        FillInput(kinds_[c], PatternBase(config_.seed, step, int(c)), r.id, ranks(), words_[c], r.data[c].data());
     if (config_.compute_seconds > 0) {
       r.compute_end = now + mrc::Duration::Seconds(config_.compute_seconds);
     } else {
@@ -229,9 +237,13 @@ void Workload::OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp n
   }
   if (wc.opcode == mrc::WcOpcode::kRecvWriteWithImm) {
     const uint32_t imm = wc.immediate.value_or(0);
-    const size_t slot = imm >> 24;
-    if (slot < r.landed.size() && wc.byte_len <= slot_bytes_) {
-      const bool ok = Checksum24(r.landing.data() + slot * slot_bytes_, wc.byte_len) == (imm & 0xffffff);
+    auto owner = r.host->qp_owner.find(wc.qpn);
+    const int peer = owner == r.host->qp_owner.end() ? -1 : owner->second.second;
+    const int slot = peer < 0 ? -1 : NextSlotFrom(r, peer);
+    if (slot >= 0 && Immediate(slot, imm & 0xffffff) == imm && wc.byte_len <= slot_bytes_) {
+      // Virtual payload is zeros on both sides: there is nothing for a checksum to see.
+      const bool ok = config_.payload == PayloadMode::kVirtual ||
+                      Checksum24(r.landing.data() + LandingOffset(slot), wc.byte_len) == (imm & 0xffffff);
       r.landed[slot] = ok ? 1 : 2;
       if (!ok)
         Output(*r.host, WorkloadEvent{now, {{"type", "checksum_mismatch"}, {"rank", r.id}, {"slot", slot},
@@ -239,11 +251,32 @@ void Workload::OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp n
     } else {
       r.bytes_bad += wc.byte_len;
     }
-    if (auto it = r.host->qp_owner.find(wc.qpn); it != r.host->qp_owner.end()) r.qp_to[it->second.second]->PostRecv(0);
+    if (peer >= 0) r.qp_to[peer]->PostRecv(0);
   } else {
     --r.sends_pending;
   }
   Advance(r, now);
+}
+
+// The slot of the next message from `peer`: the next phase (wrapping into the next step) in
+// which r receives from it. -1 if r never does.
+int Workload::NextSlotFrom(Rank& r, int peer) const {
+  auto& [c, k] = r.next_from[peer];
+  size_t phases = 0;
+  for (size_t i = 0; i < plan_.collectives(); ++i) phases += plan_.phases(i);
+  for (size_t tries = 0; tries < phases; ++tries) {
+    const int slot = plan_.SlotFrom(r.id, c, k, peer);
+    if (++k == plan_.phases(c)) {
+      k = 0;
+      c = (c + 1) % plan_.collectives();
+    }
+    if (slot >= 0) return slot;
+  }
+  return -1;
+}
+
+size_t Workload::LandingOffset(int slot) const {
+  return config_.payload == PayloadMode::kVirtual ? 0 : static_cast<size_t>(slot) * slot_bytes_;
 }
 
 uint64_t Workload::Retransmissions(const Rank& r) const {
@@ -254,19 +287,21 @@ uint64_t Workload::Retransmissions(const Rank& r) const {
 
 void Workload::PostSends(Rank& r, size_t phase_index, mrc::Timestamp now) {
   const size_t c = r.collective;
-  const Phase& phase = plan_.plans[r.id][c].phases[phase_index];
+  const Phase phase = plan_.At(r.id, c, phase_index);
   const uint64_t chunk_bytes = words_[c] * sizeof(uint32_t);
   for (const SendOp& s : phase.sends) {
     const Rank& peer = *ranks_[s.peer];
-    const auto* chunk = reinterpret_cast<const uint8_t*>(r.data[c].data() + s.chunk * words_[c]);
+    const auto& input = config_.payload == PayloadMode::kVirtual ? shared_input_[c] : r.data[c];
+    const auto* chunk = reinterpret_cast<const uint8_t*>(input.data() + s.chunk * words_[c]);
     mrc::WriteRequest wr;
     wr.wr_id = r.step;
     wr.lkey = r.data_mr[c].lkey;
     wr.local_addr = r.data_mr[c].va + s.chunk * chunk_bytes;
     wr.length = static_cast<uint32_t>(chunk_bytes);
-    wr.remote_addr = peer.landing_mr.va + s.remote_slot * slot_bytes_;
+    wr.remote_addr = peer.landing_mr.va + LandingOffset(s.remote_slot);
     wr.rkey = peer.landing_mr.rkey;
-    wr.immediate = static_cast<uint32_t>(s.remote_slot) << 24 | Checksum24(chunk, chunk_bytes);
+    wr.immediate =
+        Immediate(s.remote_slot, config_.payload == PayloadMode::kVirtual ? 0 : Checksum24(chunk, chunk_bytes));
     if (r.qp_to.at(s.peer)->PostWrite(wr) != mrc::PostResult::kOk) {
       Output(*r.host, WorkloadFailure{now, "rank " + std::to_string(r.id) + ": cannot post a write to rank " +
                                                std::to_string(s.peer)});
@@ -288,7 +323,7 @@ void Workload::Advance(Rank& r, mrc::Timestamp now) {
       return;
     }
     const size_t c = r.collective;
-    const Phase& phase = plan_.plans[r.id][c].phases[r.phase];
+    const Phase phase = plan_.At(r.id, c, r.phase);
     if (!r.phase_sent) {
       if (r.phase == 0) r.started[c] = now;
       r.phase_sent = true;
@@ -298,29 +333,40 @@ void Workload::Advance(Rank& r, mrc::Timestamp now) {
       if (r.landed[recv.slot] == 0) return;
     const uint64_t chunk_bytes = words_[c] * sizeof(uint32_t);
     const bool all_to_all = kinds_[c] == CollectiveKind::kAllToAll;
+    const bool virtual_payload = config_.payload == PayloadMode::kVirtual;
     for (const RecvOp& recv : phase.recvs) {
-      const auto* src = reinterpret_cast<const uint32_t*>(r.landing.data() + recv.slot * slot_bytes_);
-      uint32_t* dst = (all_to_all ? r.output[c] : r.data[c]).data() + recv.chunk * words_[c];
-      ApplyReceive(recv.reduce, src, dst, words_[c]);
+      if (virtual_payload) {  // the chunk's checksum is all there is to check
+        (r.landed[recv.slot] == 1 ? r.bytes_ok : r.bytes_bad) += chunk_bytes;
+      } else {
+        const auto* src = reinterpret_cast<const uint32_t*>(r.landing.data() + LandingOffset(recv.slot));
+        uint32_t* dst = (all_to_all ? r.output[c] : r.data[c]).data() + recv.chunk * words_[c];
+        ApplyReceive(recv.reduce, src, dst, words_[c]);
+      }
       r.landed[recv.slot] = 0;
     }
-    if (++r.phase < plan_.plans[r.id][c].phases.size()) {
+    if (++r.phase < plan_.phases(c)) {
       r.phase_sent = false;
       continue;
     }
-    const int bad = CountBadChunks(kinds_[c], PatternBase(config_.seed, r.step, int(c)), r.id, ranks(), words_[c],
-                                   r.data[c].data(), r.output[c].data());
-    const int checked = kinds_[c] == CollectiveKind::kReduceScatter ? 1 : ranks();
-    r.bytes_bad += bad * chunk_bytes;
-    r.bytes_ok += (checked - bad) * chunk_bytes;
-    if (bad)
-      Output(*r.host, WorkloadEvent{now, {{"type", "verify_failed"}, {"rank", r.id}, {"step", r.step},
-                                          {"collective", c}, {"bad_chunks", bad}}});
+    if (!virtual_payload) VerifyResult(r, c, now);
     r.finished[c] = now;
     ++r.collective;
     r.phase = 0;
     r.phase_sent = false;
   }
+}
+
+// The collective's result against its closed form (real payload only).
+void Workload::VerifyResult(Rank& r, size_t c, mrc::Timestamp now) {
+  const uint64_t chunk_bytes = words_[c] * sizeof(uint32_t);
+  const int bad = CountBadChunks(kinds_[c], PatternBase(config_.seed, r.step, int(c)), r.id, ranks(), words_[c],
+                                 r.data[c].data(), r.output[c].data());
+  const int checked = kinds_[c] == CollectiveKind::kReduceScatter ? 1 : ranks();
+  r.bytes_bad += bad * chunk_bytes;
+  r.bytes_ok += (checked - bad) * chunk_bytes;
+  if (bad)
+    Output(*r.host, WorkloadEvent{now, {{"type", "verify_failed"}, {"rank", r.id}, {"step", r.step},
+                                        {"collective", c}, {"bad_chunks", bad}}});
 }
 
 StepRecord Workload::AssembleStep(uint64_t step, const std::vector<RankReport>& reports) const {

@@ -21,9 +21,10 @@
 //
 // Ranks are laid out host-major (ranks_per_host each); every rank uses every NIC port (plane)
 // of its host. Every pair of ranks a collective connects gets one QP per side, with the EV
-// plan of ev_plan.h. Data is real: every chunk carries a checksum in its immediate value and
-// is checked where it lands, and every collective's result is checked against its closed form
-// (collective_data.h), so "rode through" also means "nothing lost or corrupted".
+// plan of ev_plan.h. Every chunk carries a checksum in its immediate value and is checked
+// where it lands; with real payload (the default) every collective's result is also checked
+// against its closed form (collective_data.h), so "rode through" also means "nothing lost or
+// corrupted". Virtual payload (job_types.h) keeps memory flat at scale.
 #pragma once
 
 #include <cstdint>
@@ -108,7 +109,10 @@ class Workload {
   void OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp now);
   void PostSends(Rank& r, size_t phase_index, mrc::Timestamp now);
   void Advance(Rank& r, mrc::Timestamp now);
+  void VerifyResult(Rank& r, size_t collective, mrc::Timestamp now);
   uint64_t Retransmissions(const Rank& r) const;
+  size_t LandingOffset(int slot) const;
+  int NextSlotFrom(Rank& r, int peer) const;
   std::string QpName(const Rank& r, int peer) const;
   void Output(Host& h, WorkloadOutput out);
 
@@ -116,6 +120,7 @@ class Workload {
   std::vector<CollectiveKind> kinds_;
   StepPlan plan_;
   std::vector<size_t> words_;  // per collective: uint32 words per chunk
+  std::vector<std::vector<uint32_t>> shared_input_;  // PayloadMode::kVirtual: per collective, zeros
   size_t slot_bytes_ = 0;
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<Rank>> ranks_;

@@ -82,6 +82,10 @@ harness::JobConfig JobConfigFrom(const emulator::ResolvedLab& lab, const json& c
   jc.compute_seconds = c.value("compute_seconds", harness::kDefaultComputeSeconds);
   jc.step_timeout_seconds = c.value("step_timeout_seconds", harness::kDefaultStepTimeoutSeconds);
   jc.mtu = c.value("mtu", 1024);
+  const std::string payload = c.value("payload", "real");
+  if (payload != "real" && payload != "virtual")
+    throw std::invalid_argument("job.payload: expected real or virtual, got '" + payload + "'");
+  jc.payload = payload == "virtual" ? harness::PayloadMode::kVirtual : harness::PayloadMode::kReal;
   jc.seed = c.value("seed", 1);
   jc.io_threads = c.value("io_threads", 2);
   jc.max_steps = c.value("steps", 0);

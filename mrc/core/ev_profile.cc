@@ -68,6 +68,8 @@ void EvTable::Transition(size_t i, EvState to, EvReason reason, Timestamp now) {
   Entry& e = entries_[i];
   if (e.state == to) return;
   const EvState from = e.state;
+  if (from == EvState::kAssumedBad) --assumed_bad_;
+  if (to == EvState::kAssumedBad) ++assumed_bad_;
   e.state = to;
   e.consecutive_losses = 0;
   e.probe_successes = 0;

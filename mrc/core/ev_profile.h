@@ -77,6 +77,7 @@ class EvTable {
   const Entry& at(size_t i) const { return entries_[i]; }
 
   size_t GoodCount() const;
+  size_t AssumedBadCount() const { return assumed_bad_; }  // O(1): the prober's fast path
   bool Usable(size_t i, Timestamp now) const {
     return entries_[i].state == EvState::kGood && entries_[i].penalized_until <= now;
   }
@@ -103,6 +104,7 @@ class EvTable {
   std::vector<Entry> entries_;
   EvPolicyConfig config_;
   EventSink* sink_;
+  size_t assumed_bad_ = 0;  // entries in EvState::kAssumedBad
 };
 
 }  // namespace mrclab::mrc

@@ -17,6 +17,7 @@ std::optional<Prober::ToSend> Prober::Next(EvTable& table, Timestamp now) {
     outstanding_.push_back({t.probe_id, t.ev_index, now, true});
     return t;
   }
+  if (table.AssumedBadCount() == 0) return std::nullopt;
   for (size_t i = 0; i < table.size(); ++i) {
     auto& e = table.at(i);
     if (e.state != EvState::kAssumedBad || e.next_probe_at > now) continue;
@@ -51,7 +52,7 @@ std::optional<Duration> Prober::OnReply(uint32_t probe_id, EvTable& table, Times
 Timestamp Prober::NextTimeout(const EvTable& table) const {
   Timestamp t = Timestamp::Infinite();
   for (const auto& o : outstanding_) t = Min(t, o.sent_at + table.config().probe_timeout);
-  for (size_t i = 0; i < table.size(); ++i) {
+  for (size_t i = 0; table.AssumedBadCount() > 0 && i < table.size(); ++i) {
     const auto& e = table.at(i);
     if (e.state != EvState::kAssumedBad) continue;
     const bool busy = std::any_of(outstanding_.begin(), outstanding_.end(),

@@ -150,7 +150,7 @@ int main(int argc, char* argv[]) {
 
   try {
     const ResolvedLab lab =
-        mrclab::emulator::Resolve(mrclab::emulator::ParseLabFile(options.lab_path));
+        mrclab::emulator::Resolve(mrclab::emulator::ParseLabFile(options.lab_path), {.routes = false});
     options.config.stop = ns3::NanoSeconds(static_cast<int64_t>(options.sim_ms * 1e6));
     options.config.link_rate_bps =
         lab.link_rate_bps.value_or(mrclab::emulator::bench::kDefaultLinkRateBps);

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   cmd.AddValue("stopTime", "simulated seconds to run", stop_time);
   cmd.Parse(argc, argv);
 
-  const emulator::ResolvedLab lab = emulator::Resolve(emulator::ParseLabFile(lab_file));
+  const emulator::ResolvedLab lab = emulator::Resolve(emulator::ParseLabFile(lab_file), {.routes = false});
   ns3::Ptr<emulator::sim::SimFabric> fabric = ns3::CreateObject<emulator::sim::SimFabric>();
   fabric->Build(lab);
 

@@ -34,14 +34,14 @@ class GroupInterner {
   std::map<std::vector<uint16_t>, uint32_t> ids_;
 };
 
-FibEntry Forward(uint32_t group) { return {Behaviour::kForward, group}; }
+FibEntry Forward(uint32_t group, int hops = 0) { return {Behaviour::kForward, group, static_cast<uint8_t>(hops)}; }
 
 void Validate(const RouteTopology& topology) {
   const int switches = static_cast<int>(topology.switches.size());
   for (size_t l = 0; l < topology.links.size(); ++l) {
     const RouteTopology::Link& link = topology.links[l];
     const std::string where = "link " + std::to_string(l) + ": ";
-    if (l > UINT16_MAX) throw std::invalid_argument(where + "more links than the plan addresses");
+    if (l > UINT32_MAX) throw std::invalid_argument(where + "more links than the plan addresses");
     if (link.a_switch < 0 && link.b_switch < 0) {
       throw std::invalid_argument(where + "joins two hosts");
     }
@@ -59,8 +59,8 @@ void Validate(const RouteTopology& topology) {
 // Computes the FIBs of the switches of one plane into `fibs`.
 class PlaneRoutes {
  public:
-  PlaneRoutes(const RouteTopology& topology, RouteMode mode, int plane, std::vector<Fib>& fibs)
-      : topology_(topology), mode_(mode), plane_(plane), fibs_(fibs) {
+  PlaneRoutes(const RouteTopology& topology, RouteMode mode, int plane, std::vector<Fib>& fibs, LinkOwners& owners)
+      : topology_(topology), mode_(mode), plane_(plane), fibs_(fibs), owners_(owners) {
     for (size_t s = 0; s < topology.switches.size(); ++s) {
       if (topology.switches[s].plane != plane) continue;
       local_.emplace(static_cast<int>(s), static_cast<int>(members_.size()));
@@ -74,7 +74,7 @@ class PlaneRoutes {
       if (link.plane != plane) continue;
       ++plane_links;
       if (link.a_switch < 0 || link.b_switch < 0) {
-        ++host_links;
+        if (!link.host_usid_leaf_local) ++host_links;  // a locator every switch of the plane routes
         continue;
       }
       if (!link.up || !link.carries_routes) continue;
@@ -82,10 +82,7 @@ class PlaneRoutes {
       adjacency_[a].push_back({b, static_cast<uint16_t>(link.b_port)});
       adjacency_[b].push_back({a, static_cast<uint16_t>(link.a_port)});
     }
-    for (int s : members_) {
-      fibs[s].by_usid.reserve(n_ + host_links);
-      fibs[s].by_link_address.reserve(2 * plane_links);
-    }
+    for (int s : members_) fibs[s].by_usid.reserve(n_ + host_links);
     distance_.assign(static_cast<size_t>(n_) * n_, kUnreachable);
     group_.assign(static_cast<size_t>(n_) * n_, 0);
   }
@@ -97,9 +94,9 @@ class PlaneRoutes {
       const RouteTopology::Link& link = topology_.links[l];
       if (link.plane != plane_) continue;
       if (link.a_switch < 0 || link.b_switch < 0) {
-        FillHostLink(static_cast<uint16_t>(l), link);
+        FillHostLink(static_cast<uint32_t>(l), link);
       } else {
-        FillFabricLink(static_cast<uint16_t>(l), link);
+        FillFabricLink(static_cast<uint32_t>(l), link);
       }
     }
   }
@@ -152,63 +149,58 @@ class PlaneRoutes {
         if (t == s) {
           FibOf(s).by_usid[usid] = {Behaviour::kUn, 0};
         } else if (Distance(t, s) > 0) {
-          FibOf(s).by_usid[usid] = Forward(Group(t, s));
+          FibOf(s).by_usid[usid] = Forward(Group(t, s), Distance(t, s));
         }
       }
     }
   }
 
-  void FillHostLink(uint16_t index, const RouteTopology::Link& link) {
+  // The leaf's connected entries; everyone else reaches the subnet through the leaf's locator
+  // (LookupLinkAddress), while the link is up.
+  void FillHostLink(uint32_t index, const RouteTopology::Link& link) {
     const bool switch_is_a = link.a_switch >= 0;
     const int leaf = local_.at(switch_is_a ? link.a_switch : link.b_switch);
     const uint16_t leaf_port = static_cast<uint16_t>(switch_is_a ? link.a_port : link.b_port);
     const uint64_t leaf_address = LinkAddressKey(plane_, index, switch_is_a ? 1 : 2);
     const uint64_t host_address = LinkAddressKey(plane_, index, switch_is_a ? 2 : 1);
-    const FibEntry connected = Forward(interners_[leaf].Intern({leaf_port}));
+    const FibEntry connected = Forward(interners_[leaf].Intern({leaf_port}), 1);
     Fib& leaf_fib = FibOf(leaf);
     leaf_fib.by_usid[link.host_usid] = connected;
     leaf_fib.by_link_address[host_address] = connected;
     leaf_fib.by_link_address[leaf_address] = {Behaviour::kLocal, 0};
     if (!link.up) return;
+    owners_[index].usid[switch_is_a ? 0 : 1] = topology_.switches[members_[leaf]].usid;
+    if (link.host_usid_leaf_local) return;
     for (int s = 0; s < n_; ++s) {
       if (s == leaf || Distance(leaf, s) <= 0) continue;
-      const FibEntry toward_leaf = Forward(Group(leaf, s));
-      Fib& fib = FibOf(s);
-      fib.by_usid[link.host_usid] = toward_leaf;
-      fib.by_link_address[leaf_address] = toward_leaf;
-      fib.by_link_address[host_address] = toward_leaf;
+      FibOf(s).by_usid[link.host_usid] = Forward(Group(leaf, s), Distance(leaf, s));
     }
   }
 
-  void FillFabricLink(uint16_t index, const RouteTopology::Link& link) {
+  // The ends' connected entries; everyone else goes through the nearer end's locator
+  // (LookupLinkAddress), or, when both ends are equally far, the union held here.
+  void FillFabricLink(uint32_t index, const RouteTopology::Link& link) {
     const int a = local_.at(link.a_switch), b = local_.at(link.b_switch);
     const uint64_t a_address = LinkAddressKey(plane_, index, 1);
     const uint64_t b_address = LinkAddressKey(plane_, index, 2);
     FibOf(a).by_link_address[a_address] = {Behaviour::kLocal, 0};
-    FibOf(a).by_link_address[b_address] =
-        Forward(interners_[a].Intern({static_cast<uint16_t>(link.a_port)}));
+    FibOf(a).by_link_address[b_address] = Forward(interners_[a].Intern({static_cast<uint16_t>(link.a_port)}), 1);
     FibOf(b).by_link_address[b_address] = {Behaviour::kLocal, 0};
-    FibOf(b).by_link_address[a_address] =
-        Forward(interners_[b].Intern({static_cast<uint16_t>(link.b_port)}));
+    FibOf(b).by_link_address[a_address] = Forward(interners_[b].Intern({static_cast<uint16_t>(link.b_port)}), 1);
     if (!link.up) return;
+    owners_[index].usid[0] = topology_.switches[members_[a]].usid;
+    owners_[index].usid[1] = topology_.switches[members_[b]].usid;
     for (int s = 0; s < n_; ++s) {
       if (s == a || s == b) continue;
       const int da = Distance(a, s), db = Distance(b, s);
-      if (da == kUnreachable && db == kUnreachable) continue;
-      uint32_t group;
-      if (db == kUnreachable || (da != kUnreachable && da < db)) {
-        group = Group(a, s);
-      } else if (da == kUnreachable || db < da) {
-        group = Group(b, s);
-      } else {
-        const std::vector<uint16_t>& ga = FibOf(s).groups[Group(a, s)];
-        const std::vector<uint16_t>& gb = FibOf(s).groups[Group(b, s)];
-        std::vector<uint16_t> both;
-        std::set_union(ga.begin(), ga.end(), gb.begin(), gb.end(), std::back_inserter(both));
-        group = interners_[s].Intern(std::move(both));
-      }
-      FibOf(s).by_link_address[a_address] = Forward(group);
-      FibOf(s).by_link_address[b_address] = Forward(group);
+      if (da <= 0 || da != db) continue;
+      const std::vector<uint16_t>& ga = FibOf(s).groups[Group(a, s)];
+      const std::vector<uint16_t>& gb = FibOf(s).groups[Group(b, s)];
+      std::vector<uint16_t> both;
+      std::set_union(ga.begin(), ga.end(), gb.begin(), gb.end(), std::back_inserter(both));
+      const FibEntry tie = Forward(interners_[s].Intern(std::move(both)), da);
+      FibOf(s).by_link_address[a_address] = tie;
+      FibOf(s).by_link_address[b_address] = tie;
     }
   }
 
@@ -216,6 +208,7 @@ class PlaneRoutes {
   RouteMode mode_;
   int plane_;
   std::vector<Fib>& fibs_;
+  LinkOwners& owners_;
   std::vector<int> members_;       // plane-local index -> switch index
   std::map<int, int> local_;       // switch index -> plane-local index
   std::vector<GroupInterner> interners_;
@@ -230,11 +223,14 @@ class PlaneRoutes {
 std::vector<Fib> ComputeFibs(const RouteTopology& topology, RouteMode mode) {
   Validate(topology);
   std::vector<Fib> fibs(topology.switches.size());
+  auto owners = std::make_shared<LinkOwners>(topology.links.size());
+  for (size_t l = 0; l < topology.links.size(); ++l) (*owners)[l].plane = static_cast<uint16_t>(topology.links[l].plane);
   std::vector<int> planes;
   for (const RouteTopology::Switch& s : topology.switches) planes.push_back(s.plane);
   std::sort(planes.begin(), planes.end());
   planes.erase(std::unique(planes.begin(), planes.end()), planes.end());
-  for (int plane : planes) PlaneRoutes(topology, mode, plane, fibs).Compute();
+  for (int plane : planes) PlaneRoutes(topology, mode, plane, fibs, *owners).Compute();
+  for (Fib& fib : fibs) fib.link_owners = owners;
   return fibs;
 }
 

@@ -1,7 +1,8 @@
 // Route computation: the FIB of every switch, computed from the topology and the state of its
 // links, for every destination the addressing plan has, whatever the lab's routing mode:
 //   - every switch's locator (its uSID; the switch itself gets Behaviour::kUn),
-//   - every host port's uSID (originated by its leaf; the leaf forwards to the host),
+//   - every host port's uSID (originated by its leaf; the leaf forwards to the host; a
+//     leaf-local one is known to that leaf only),
 //   - both addresses of every link subnet fd00:<P>:<L>::/64 (originated by each switch end;
 //     a switch end forwards the peer's address over the link and owns its own: kLocal).
 // Next hops are all neighbours on a shortest path (ECMP). A link subnet is reached through
@@ -24,8 +25,10 @@
 //
 // Cost: planes never meet, so per plane with V switches, E fabric links and L links in total:
 // one search per switch, O(V * (V + E * D)) with D the path length (D <= 3 in a two-tier Clos),
-// plus O(V * L) to fill the tables: O(switches x links) overall, ~2 ms for clos8 (96 switches,
-// 768 links). Memory: O(V^2) per plane while computing.
+// plus O(V * E) to find the fabric subnets whose ends are equally far, plus O(V * L) for global
+// host uSIDs (none when they are leaf-local). Memory: O(V^2) per plane while computing; a FIB
+// holds O(V + its own links) entries, since link subnets are reached through the locator of
+// the switch that announces them (fib.h: LookupLinkAddress, one shared LinkOwners table).
 #pragma once
 
 #include <cstdint>
@@ -41,12 +44,13 @@ struct RouteTopology {
     uint32_t asn = 0;
     uint16_t usid = 0;
   };
-  // Link i has subnet fd00:<plane>:<i>::/64, endpoint a = ::1, endpoint b = ::2.
+  // Link i has subnet fd00:<plane>:<i mod 2^16>:<i div 2^16>::/64, endpoint a = ::1, b = ::2.
   struct Link {
     int plane = 0;
     int a_switch = -1, b_switch = -1;  // index into switches; -1: that end is a host
     int a_port = -1, b_port = -1;      // that switch's egress-port index on this link
     uint16_t host_usid = 0;            // host links: the uSID of the host's port
+    bool host_usid_leaf_local = false; // only its leaf routes host_usid (usid_plan.h)
     bool up = true;                    // the link's subnet and host port uSID are announced
     bool carries_routes = true;        // fabric links: paths may cross it
   };

@@ -15,8 +15,8 @@ NS_OBJECT_ENSURE_REGISTERED(SimFabric);
 namespace {
 
 // Loss draws of port i use ns-3 RNG stream Seed * kStreamsPerSeed + i: independent per port
-// and per Seed (a plan has at most 2 * 65536 ports).
-constexpr int64_t kStreamsPerSeed = int64_t{1} << 24;
+// and per Seed (a plan has fewer than 2^31 ports; seeds are 32-bit).
+constexpr int64_t kStreamsPerSeed = int64_t{1} << 31;
 
 // One more fault in force (up == false) or one fewer; a `true` with none in force does nothing.
 void CountFault(int& faults, bool up) {
@@ -134,6 +134,7 @@ void SimFabric::Build(const emulator::ResolvedLab& lab) {
         for (const emulator::ResolvedNode::Port& p : lab.FindNode(ends[e]->node)->ports) {
           if (p.plane == link.plane) routed.host_usid = p.usid;
         }
+        routed.host_usid_leaf_local = lab.host_usids_leaf_local;
       }
     }
     routed.a_switch = end_switch[0];

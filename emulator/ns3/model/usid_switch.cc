@@ -15,10 +15,10 @@ bool InUsidBlock(const Ipv6Address& a) {
   return a[0] == 0xfc && a[1] == 0xbb && a[2] == 0 && a[3] == 0;
 }
 
-// fd00:<P>:<L>::1 or fd00:<P>:<L>::2 (the only addresses a link subnet uses).
+// fd00:<P>:<L lo>:<L hi>::1 or ::2 (the only addresses a link subnet uses).
 bool IsLinkAddress(const Ipv6Address& a) {
   if (a[0] != 0xfd || a[1] != 0x00) return false;
-  for (int i = 6; i < 15; ++i) {
+  for (int i = 8; i < 15; ++i) {
     if (a[i] != 0) return false;
   }
   return a[15] == 1 || a[15] == 2;
@@ -95,8 +95,9 @@ const FibEntry& UsidSwitch::Lookup(const Ipv6Address& dst) const {
     return it == fib_.by_usid.end() ? kNoEntry : it->second;
   }
   if (IsLinkAddress(dst)) {
-    auto it = fib_.by_link_address.find(LinkAddressKey(Group16(dst, 2), Group16(dst, 4), dst[15]));
-    return it == fib_.by_link_address.end() ? kNoEntry : it->second;
+    const FibEntry* entry =
+        LookupLinkAddress(fib_, Group16(dst, 2), uint32_t{Group16(dst, 6)} << 16 | Group16(dst, 4), dst[15]);
+    return entry ? *entry : kNoEntry;
   }
   return kNoEntry;
 }

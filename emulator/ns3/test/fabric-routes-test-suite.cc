@@ -52,8 +52,7 @@ std::vector<int> UsidPorts(const Fib& fib, uint16_t usid) {
   return Ports(fib, it == fib.by_usid.end() ? nullptr : &it->second);
 }
 std::vector<int> AddressPorts(const Fib& fib, uint16_t link, uint16_t host_id) {
-  auto it = fib.by_link_address.find(LinkAddressKey(0, link, host_id));
-  return Ports(fib, it == fib.by_link_address.end() ? nullptr : &it->second);
+  return Ports(fib, LookupLinkAddress(fib, 0, link, host_id));
 }
 using P = std::vector<int>;
 
