@@ -204,7 +204,7 @@ std::string FaultAction::Describe(const ResolvedLab& lab) const {
       return name + " " + FormatRate(rate_bps) + " " + LinkText(lab, link) + " (lab: " +
              (lab.link_rate_bps ? FormatRate(*lab.link_rate_bps) : std::string("unshaped")) + ")";
     case FaultKind::kSwitchDown:
-      return name + " " + node + " (its links down, its FRR daemons stopped)";
+      return name + " " + node + " (all its links down; in a lab also its FRR daemons stopped)";
     case FaultKind::kPlaneDown:
       return name + " " + std::to_string(plane) + " (every host port of plane " +
              std::to_string(plane) + " down)";

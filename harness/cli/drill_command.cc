@@ -32,14 +32,18 @@ int Check(const Scenario& s, const DrillArgs& a) {
           ? emulator::Resolve(emulator::ParseLabFile(lab), {.routes = kind == emulator::BackendKind::kNetns})
           : emulator::netns::LoadDeployedLab(lab);
   const FaultPlan faults = PlanFaults(s, plan);
+  std::vector<std::string> lab_hosts;
+  for (const auto* h : plan.Hosts()) lab_hosts.push_back(h->name);
+  const size_t job_hosts = JobHosts(s, lab_hosts).size();
   if (a.json) {
     std::cout << nlohmann::json{{"scenario", s.name}, {"lab", plan.name}, {"backend", backend},
-                                {"faults", faults.ToJson()}, {"schedule_seconds", faults.end_seconds}}.dump(2)
+                                {"job_hosts", job_hosts}, {"faults", faults.ToJson()}, {"schedule_seconds", faults.end_seconds}}.dump(2)
               << "\n";
     return 0;
   }
-  std::printf("scenario %s is valid: lab %s (%s backend), %zu transport(s), %zu fault(s) over %.1f s, %zu SLO(s)\n",
-              s.name.c_str(), plan.name.c_str(), backend.c_str(), s.transports.size(), faults.faults.size(),
+  std::printf("scenario %s is valid: lab %s (%s backend), %zu job host(s), %zu transport(s), %zu fault(s) over "
+              "%.1f s, %zu SLO(s)\n",
+              s.name.c_str(), plan.name.c_str(), backend.c_str(), job_hosts, s.transports.size(), faults.faults.size(),
               faults.end_seconds, s.slos.size());
   for (const auto& f : faults.faults) {
     std::printf("  at %6.2f s  %s", f.windows.front().apply, f.description.c_str());

@@ -112,8 +112,15 @@ JobSpec ParseJob(const std::string& file, const YAML::Node& node) {
                                "warmup_steps", "baseline_steps", "tail_steps", "mtu", "io_threads", "timers", "payload"});
   JobSpec job;
   if (f.Has("hosts")) {
-    auto hosts = f.Strings("hosts");
-    if (!(hosts.size() == 1 && hosts[0] == "all")) job.hosts = hosts;
+    const YAML::Node hosts_node = f.Node("hosts");
+    const bool number = hosts_node.IsScalar() && !hosts_node.Scalar().empty() &&
+                        std::all_of(hosts_node.Scalar().begin(), hosts_node.Scalar().end(), ::isdigit);
+    if (number) {
+      job.host_count = f.Int("hosts", 0, 2, 1 << 21);
+    } else {
+      auto hosts = f.Strings("hosts");
+      if (!(hosts.size() == 1 && hosts[0] == "all")) job.hosts = hosts;
+    }
   }
   job.ranks_per_host = f.Int("ranks_per_host", 1, 1, 16);
   job.compute_seconds = f.Seconds("compute", job.compute_seconds);
@@ -357,6 +364,18 @@ Scenario ParseScenarioFile(const std::string& path) {
   text << in.rdbuf();
   const std::string dir = fs::path(path).parent_path().string();
   return ParseScenarioText(text.str(), path, dir.empty() ? "." : dir);
+}
+
+std::vector<std::string> JobHosts(const Scenario& s, const std::vector<std::string>& lab_hosts) {
+  if (!s.job.hosts.empty()) return s.job.hosts;
+  if (s.job.host_count == 0) return lab_hosts;
+  const size_t n = static_cast<size_t>(s.job.host_count), total = lab_hosts.size();
+  if (n > total)
+    throw ScenarioError(s.file, "job.hosts",
+                        std::to_string(n) + " hosts asked for, the lab has " + std::to_string(total));
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(lab_hosts[i * total / n]);
+  return out;
 }
 
 }  // namespace mrclab::harness

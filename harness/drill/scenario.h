@@ -31,7 +31,8 @@ struct TransportSpec {
 enum class TimerScale { kRealtime, kFabric };
 
 struct JobSpec {
-  std::vector<std::string> hosts;  // empty: every host of the lab
+  std::vector<std::string> hosts;  // empty: every host of the lab (or host_count of them)
+  int host_count = 0;              // `hosts: N`: N hosts spread evenly over the lab's hosts
   int ranks_per_host = 1;
   std::vector<CollectiveSpec> collectives;
   double compute_seconds = kDefaultComputeSeconds;
@@ -96,6 +97,11 @@ struct Scenario {
 Scenario ParseScenarioFile(const std::string& path);
 // `source` names the text in errors; relative lab paths resolve against `base_dir`.
 Scenario ParseScenarioText(const std::string& text, const std::string& source, const std::string& base_dir);
+
+// The job's hosts on a lab whose hosts are `lab_hosts` (in lab order): the listed ones, every
+// one, or `hosts: N` spread evenly (host floor(i * H / N) for i < N). Throws ScenarioError
+// (field job.hosts) when N is more than the lab has.
+std::vector<std::string> JobHosts(const Scenario& s, const std::vector<std::string>& lab_hosts);
 
 extern const char* const kSloNames[];
 

@@ -78,6 +78,29 @@ TEST(Scenario, ErrorsNameFileFieldAndReason) {
             std::string::npos);
 }
 
+TEST(Scenario, JobHostsAllListedOrSpreadEvenly) {
+  const std::vector<std::string> lab = {"h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7"};
+  auto hosts_of = [&](const std::string& hosts) {
+    return JobHosts(ParseScenarioText("name: t\nlab: x\njob:\n  hosts: " + hosts +
+                                          "\n  collectives: [{kind: all_reduce, size: 1MiB}]\n",
+                                      "s.yaml", "."),
+                    lab);
+  };
+  EXPECT_EQ(hosts_of("all"), lab);
+  EXPECT_EQ(hosts_of("[h3, h1]"), (std::vector<std::string>{"h3", "h1"}));
+  EXPECT_EQ(hosts_of("4"), (std::vector<std::string>{"h0", "h2", "h4", "h6"}));
+  EXPECT_EQ(hosts_of("3"), (std::vector<std::string>{"h0", "h2", "h5"}));
+  try {
+    hosts_of("9");
+    FAIL() << "9 of 8 hosts accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_NE(std::string(e.what()).find("s.yaml: job.hosts: 9 hosts asked for, the lab has 8"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_NE(ErrorOf("name: t\nlab: x\njob:\n  hosts: 1\n  collectives: [{kind: all_reduce}]\n").find("job.hosts"),
+            std::string::npos);
+}
+
 TEST(FaultPlan, NamedTargetsAndFlapWindows) {
   Scenario s = Parse(
       "faults:\n"

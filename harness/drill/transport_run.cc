@@ -92,9 +92,9 @@ class FaultExecutor {
 JobConfig MakeJobConfig(const Scenario& s, const emulator::ResolvedLab& lab, const TransportSpec& t) {
   JobConfig c;
   c.label = t.name;
-  c.hosts = s.job.hosts;
-  if (c.hosts.empty())
-    for (const auto* h : lab.Hosts()) c.hosts.push_back(h->name);
+  std::vector<std::string> lab_hosts;
+  for (const auto* h : lab.Hosts()) lab_hosts.push_back(h->name);
+  c.hosts = JobHosts(s, lab_hosts);
   c.ranks_per_host = s.job.ranks_per_host;
   c.transport = t.transport;
   c.ev_mode = t.ev_mode;

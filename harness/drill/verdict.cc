@@ -89,7 +89,9 @@ std::vector<SloResult> EvaluateSlos(const std::vector<SloSpec>& slos, const std:
       } else if (slo.slo == "bytes_lost") {
         r.value = static_cast<double>(run.job.bytes_bad);
         r.pass = r.value <= slo.max;
-        r.detail = std::to_string(run.job.bytes_verified) + " bytes verified";
+        r.detail = std::to_string(run.job.bytes_verified) +
+                   (run.job.payload == PayloadMode::kVirtual ? " bytes delivered (virtual payload: content not checked)"
+                                                             : " bytes verified");
       } else if (slo.slo == "recovery_time_max") {
         bool all = true;
         for (const auto& f : run.faults) {

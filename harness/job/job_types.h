@@ -72,8 +72,9 @@ struct JobResult {
   JobState state = JobState::kIdle;
   std::string reason;  // why it was interrupted
   uint64_t steps = 0;
-  uint64_t bytes_verified = 0, bytes_bad = 0, retransmissions = 0;
+  uint64_t bytes_verified = 0, bytes_bad = 0, retransmissions = 0;  // virtual payload: delivered
   double seconds = 0;
+  PayloadMode payload = PayloadMode::kReal;
 };
 
 struct EvSnapshot {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "harness/job/collective_data.h"
 #include "harness/job/ev_plan.h"
@@ -47,7 +48,9 @@ struct Workload::Rank {
   std::vector<mrc::MemoryRegion> data_mr;
   std::vector<uint8_t> landing;
   mrc::MemoryRegion landing_mr;
-  std::vector<uint8_t> landed;  // per slot: 0 empty, 1 checksum ok, 2 checksum bad
+  // Slots that landed and were not consumed yet: true if the checksum matched. (A map, not a
+  // vector per slot: a ring step has 2(N-1) slots per rank.)
+  std::unordered_map<int, bool> landed;
   // Per peer: the (collective, phase) to look for its next message from. QPs complete
   // messages in order, so a message's place in that order names its slot.
   std::map<int, std::pair<size_t, size_t>> next_from;
@@ -107,7 +110,6 @@ Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, co
     // Virtual payload: every slot lands on the same (zero) bytes; real: one region per slot.
     rank->landing.resize((virtual_payload ? 1 : std::max(1, plan_.slots())) * slot_bytes_);
     rank->landing_mr = ctx.RegisterMemory(rank->landing, mrc::kAccessRemoteWrite);
-    rank->landed.assign(plan_.slots(), 0);
     ranks_.push_back(std::move(rank));
   }
   Connect(lab, qp_config);
@@ -244,7 +246,7 @@ void Workload::OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp n
       // Virtual payload is zeros on both sides: there is nothing for a checksum to see.
       const bool ok = config_.payload == PayloadMode::kVirtual ||
                       Checksum24(r.landing.data() + LandingOffset(slot), wc.byte_len) == (imm & 0xffffff);
-      r.landed[slot] = ok ? 1 : 2;
+      r.landed[slot] = ok;
       if (!ok)
         Output(*r.host, WorkloadEvent{now, {{"type", "checksum_mismatch"}, {"rank", r.id}, {"slot", slot},
                                             {"bytes", wc.byte_len}}});
@@ -330,19 +332,19 @@ void Workload::Advance(Rank& r, mrc::Timestamp now) {
       PostSends(r, r.phase, now);
     }
     for (const RecvOp& recv : phase.recvs)
-      if (r.landed[recv.slot] == 0) return;
+      if (!r.landed.count(recv.slot)) return;
     const uint64_t chunk_bytes = words_[c] * sizeof(uint32_t);
     const bool all_to_all = kinds_[c] == CollectiveKind::kAllToAll;
     const bool virtual_payload = config_.payload == PayloadMode::kVirtual;
     for (const RecvOp& recv : phase.recvs) {
       if (virtual_payload) {  // the chunk's checksum is all there is to check
-        (r.landed[recv.slot] == 1 ? r.bytes_ok : r.bytes_bad) += chunk_bytes;
+        (r.landed[recv.slot] ? r.bytes_ok : r.bytes_bad) += chunk_bytes;
       } else {
         const auto* src = reinterpret_cast<const uint32_t*>(r.landing.data() + LandingOffset(recv.slot));
         uint32_t* dst = (all_to_all ? r.output[c] : r.data[c]).data() + recv.chunk * words_[c];
         ApplyReceive(recv.reduce, src, dst, words_[c]);
       }
-      r.landed[recv.slot] = 0;
+      r.landed.erase(recv.slot);
     }
     if (++r.phase < plan_.phases(c)) {
       r.phase_sent = false;

@@ -153,7 +153,31 @@ def test_python_run_drill_in_simulation(tmp_path):
         mrclab.run_drill(scenario(tmp_path, "sim-python", [RIDE_THROUGH["loss"]]), backend="ns-3")
 
 
-def test_shipped_simulation_scenario_is_valid():
-    proc = mrclab("drill", ROOT / "scenarios" / "sim-clos8-ride-through.yaml", "--check")
+@pytest.mark.parametrize("name,lab,hosts", [("sim-clos8-ride-through", "clos8", 64),
+                                             ("sim-clos8-1k-ride-through", "clos8-1k", 128)])
+def test_shipped_simulation_scenarios_are_valid(name, lab, hosts):
+    proc = mrclab("drill", ROOT / "scenarios" / f"{name}.yaml", "--check")
     assert proc.returncode == 0, proc.stderr
-    assert "lab clos8 (ns3 backend)" in proc.stdout and proc.stdout.count(" at ") == 3
+    assert f"lab {lab} (ns3 backend), {hosts} job host(s)" in proc.stdout and proc.stdout.count(" at ") == 3
+
+
+def test_past_255_hosts_leaf_local_usids_carry_a_drill(tmp_path):
+    """A 300-host, 3-plane fabric (leaf-local host-port uSIDs, spines past the first uSID block)
+    with a job on 6 hosts spread over it: MRC's srv6 paths reach every host and ride through a
+    plane going down, and the virtual payload is reported as such."""
+    lab = tmp_path / "wide.yaml"
+    lab.write_text("name: wide\nclos: {planes: 3, spines_per_plane: 260, leaves_per_plane: 10, hosts: 300, "
+                   "hosts_per_leaf: 30}\nrouting: static\nlink_rate: 100Gbit\n")
+    text = (f"name: wide\nlab: {lab}\nbackend: ns3\nseed: 4\njob:\n  hosts: 6\n"
+            "  collectives: [{kind: all_reduce, size: 64KiB}]\n  compute: 1ms\n  step_timeout: 100ms\n"
+            "  timers: fabric\n  payload: virtual\n  warmup_steps: 1\n  baseline_steps: 3\n  tail_steps: 3\n"
+            "transports:\n  - {name: mrc, transport: mrc, ev_mode: srv6, evs: 32}\nfaults:\n"
+            "  - {at: 5ms, kind: plane_down, target: 2, duration: 20ms}\n"
+            "slos:\n  - {slo: no_interruption, transport: mrc}\n  - {slo: bytes_lost, max: 0}\nmax_duration: 10s\n")
+    path = tmp_path / "wide-drill.yaml"
+    path.write_text(text)
+    code, result, run_dir = drill(tmp_path, path)
+    assert code == 0 and result["verdict"] == "pass", result["slos"]
+    assert result["payload"] == "virtual"
+    assert transport(result, "mrc")["rode_through"]
+    assert any("bytes delivered (virtual payload" in s["detail"] for s in result["slos"])

@@ -40,6 +40,7 @@ SimJob::~SimJob() {
 
 void SimJob::Start() {
   result_.state = harness::JobState::kRunning;
+  result_.payload = config_.payload;
   started_ = ns3::Simulator::Now().GetSeconds();
   ns3::Simulator::ScheduleNow(&SimJob::BeginStep, this);
 }
