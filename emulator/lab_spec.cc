@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <cmath>
 #include <sstream>
 #include <stdexcept>
 
@@ -84,7 +85,7 @@ class Parser {
 
     LabSpec spec;
     spec.source = source_;
-    auto keys = MapEntries(root, "", {"name", "clos", "routing", "link_rate", "nodes", "links"});
+    auto keys = MapEntries(root, "", {"name", "clos", "routing", "link_rate", "link_delay", "nodes", "links"});
 
     if (!keys.count("name")) Fail("name", "required");
     spec.name = Scalar(keys["name"], "name");
@@ -109,6 +110,14 @@ class Parser {
         spec.link_rate_bps = ParseRate(r);
       } catch (const std::invalid_argument& e) {
         Fail("link_rate", e.what());
+      }
+    }
+    if (keys.count("link_delay")) {
+      std::string d = Scalar(keys["link_delay"], "link_delay");
+      try {
+        spec.link_delay_ns = ParseDelay(d);
+      } catch (const std::invalid_argument& e) {
+        Fail("link_delay", e.what());
       }
     }
 
@@ -337,6 +346,24 @@ LabSpec ParseLabFile(const std::string& path) {
   std::stringstream buf;
   buf << in.rdbuf();
   return ParseLabText(buf.str(), path);
+}
+
+uint64_t ParseDelay(const std::string& text) {
+  const std::string bad = "delay '" + text + "' must be a positive number with a unit of ns, us or ms, e.g. 1us";
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw std::invalid_argument(bad);
+  }
+  if (used == 0 || !IsDigit(text[0])) throw std::invalid_argument(bad);
+  const std::string unit = text.substr(used);
+  const double scale = unit == "ns" ? 1 : unit == "us" ? 1e3 : unit == "ms" ? 1e6 : 0;
+  if (scale == 0) throw std::invalid_argument(bad);
+  const double ns = value * scale;
+  if (!(ns >= 1) || ns > 1e9) throw std::invalid_argument("delay '" + text + "' must be between 1ns and 1000ms");
+  return static_cast<uint64_t>(std::llround(ns));
 }
 
 uint64_t ParseRate(const std::string& text) {

@@ -60,6 +60,7 @@ struct LabSpec {
   std::optional<ClosSpec> clos;
   Routing routing = Routing::kBgp;
   std::optional<uint64_t> link_rate_bps;  // "1Gbit", "100Mbit", "500kbit", "10Gbit"
+  std::optional<uint64_t> link_delay_ns;  // "500ns", "1us", "2.5us"; simulation only
   std::vector<NodeSpec> nodes;  // generated nodes first (if clos), then explicit ones
   std::vector<LinkSpec> links;  // generated links first (if clos), then explicit ones
 };
@@ -69,6 +70,9 @@ LabSpec ParseLabText(const std::string& yaml_text, const std::string& source_nam
 
 // "1Gbit" -> 1000000000. Throws std::invalid_argument with a reason.
 uint64_t ParseRate(const std::string& text);
+// "1us" -> 1000 (nanoseconds; units ns, us, ms; decimals allowed down to 1 ns; at most 1 s).
+// Throws std::invalid_argument with a reason.
+uint64_t ParseDelay(const std::string& text);
 // "100Mbit", "1Gbit", "1500kbit", "7bit": the largest decimal unit that divides the rate.
 std::string FormatRate(uint64_t rate_bps);
 

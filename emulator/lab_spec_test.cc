@@ -253,6 +253,18 @@ TEST(ParseLabErrorTest, ClosNumbersMustBePositiveIntegers) {
   ExpectFieldError("name: t\nclos: 3\n", "clos");
 }
 
+TEST(ParseLabTest, LinkDelay) {
+  EXPECT_EQ(ParseDelay("1us"), 1000u);
+  EXPECT_EQ(ParseDelay("2.5us"), 2500u);
+  EXPECT_EQ(ParseDelay("500ns"), 500u);
+  EXPECT_EQ(ParseDelay("1ms"), 1000000u);
+  for (const char* bad : {"1", "us", "-1us", "1s", "0ns", "2000ms", "1 us", "0.1ns"})
+    EXPECT_THROW(ParseDelay(bad), std::invalid_argument) << bad;
+  LabSpec spec = ParseLabText("name: t\nlink_delay: 2us\nnodes: {a: {kind: switch}}\n", "t.yaml");
+  EXPECT_EQ(spec.link_delay_ns, 2000u);
+  ExpectFieldError("name: t\nlink_delay: fast\nnodes: {a: {kind: switch}}\n", "link_delay");
+}
+
 TEST(ParseLabErrorTest, ClosLimitsOfTheUsidPlan) {
   ExpectFieldError(
       "name: t\nclos: {planes: 16, spines_per_plane: 1, leaves_per_plane: 1, "

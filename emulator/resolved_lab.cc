@@ -245,6 +245,7 @@ nlohmann::json ResolvedLab::ToJson() const {
   j["source"] = source;
   j["routing"] = routing == Routing::kStatic ? "static" : "bgp";
   j["link_rate_bps"] = link_rate_bps ? json(*link_rate_bps) : json(nullptr);
+  j["link_delay_ns"] = link_delay_ns ? json(*link_delay_ns) : json(nullptr);
   j["plane_count"] = planes;
   j["host_usids"] = host_usids_leaf_local ? "leaf-local" : "global";
   j["expected_bgp_sessions"] = ExpectedBgpSessions();
@@ -441,6 +442,7 @@ ResolvedLab Resolve(const LabSpec& spec, const ResolveOptions& options) {
   lab.source = spec.source;
   lab.routing = spec.routing;
   lab.link_rate_bps = spec.link_rate_bps;
+  lab.link_delay_ns = spec.link_delay_ns;
   lab.planes = planes;
 
   // Node order: switches by (plane, spines then leaves, index), then hosts by number.

@@ -98,6 +98,7 @@ struct ResolvedLab {
   std::string source;
   Routing routing = Routing::kBgp;
   std::optional<uint64_t> link_rate_bps;
+  std::optional<uint64_t> link_delay_ns;  // simulation only (deploy refuses it)
   int planes = 0;
   bool host_usids_leaf_local = false;  // more than 255 hosts: see usid_plan.h
   std::vector<ResolvedNode> nodes;  // switches first (by plane, spines then leaves), then hosts

@@ -185,6 +185,9 @@ void Preflight(const ResolvedLab& lab) {
     if (NetnsExists(node.netns))
       throw DeployError("network namespace '" + node.netns +
                         "' already exists and is not part of a deployed lab; remove it or rename the lab");
+  if (lab.link_delay_ns)
+    throw DeployError(lab.source + ": link_delay: an emulated lab's links have the kernel's veth latency; the delay "
+                      "is simulation only (mrclab drill SCENARIO --backend ns3), or remove link_delay");
   MemoryEstimate mem = EstimateMemory(lab);
   const uint64_t reserve = 1024 * kMiB;
   if (mem.available < mem.needed + reserve)

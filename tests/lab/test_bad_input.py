@@ -28,6 +28,7 @@ def write(tmp_path, text, name="bad.yaml"):
      "hosts_per_leaf: 1}\n", "", "too large for this machine"),
     ("name: t-bad\n" + CLOS + "routing: ospf\n", "routing", ""),
     ("name: t-bad\n" + CLOS + "link_rate: fast\n", "link_rate", ""),
+    ("name: t-bad\n" + CLOS + "link_delay: 1us\n", "link_delay", "simulation only"),
     ("name: t-bad\n" + CLOS + "colour: blue\n", "colour", "unknown"),
     ("name: [unclosed\n", "line", ""),
 ])

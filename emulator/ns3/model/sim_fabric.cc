@@ -96,6 +96,7 @@ void SimFabric::Build(const emulator::ResolvedLab& lab) {
   built_ = true;
   routing_ = lab.routing;
   default_rate_bps_ = lab.link_rate_bps.value_or(link_rate_.GetBitRate());
+  if (lab.link_delay_ns) link_delay_ = ns3::NanoSeconds(static_cast<int64_t>(*lab.link_delay_ns));
 
   // Node name -> switch index, or host port per plane.
   for (const emulator::ResolvedNode& node : lab.nodes) {

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <vector>
 
+#include "emulator/lab_spec.h"
 #include "emulator/ns3/model/sim_fabric.h"
 #include "ns3/simulator.h"
 #include "ns3/test.h"
@@ -109,6 +110,29 @@ class LinkAddressDeliveryTestCase : public ns3::TestCase {
     NS_TEST_ASSERT_MSG_EQ(fabric->CountersOfSwitch("p0-leaf0").local_drops, 1u,
                           "own address");
     NS_TEST_ASSERT_MSG_EQ(CountersAddUp(*fabric, lab), true, "switch counters");
+    Simulator::Destroy();
+  }
+};
+
+class LabLinkDelayTestCase : public ns3::TestCase {
+ public:
+  LabLinkDelayTestCase() : ns3::TestCase("the lab's link_delay is every link's propagation delay") {}
+
+ private:
+  void DoRun() override {
+    const emulator::ResolvedLab lab = emulator::Resolve(emulator::ParseLabText(
+        "name: t\nclos: {planes: 2, spines_per_plane: 2, leaves_per_plane: 4, hosts: 8, hosts_per_leaf: 2}\n"
+        "link_rate: 1Gbit\nlink_delay: 7us\n",
+        "<test>"));
+    ns3::Ptr<SimFabric> fabric = test::BuildFabric(lab);
+    Recorder host2;
+    host2.Attach(*fabric, "host2", 0);
+    fabric->Send("host0", 0,
+                 NumberedPacket(test::HostAddress(lab, "host0", 0), test::HostAddress(lab, "host2", 0), 1000, 1));
+    Simulator::Run();
+    NS_TEST_ASSERT_MSG_EQ(host2.Arrivals().size(), 1u, "delivered");
+    // 1066 bytes at 1 Gbit/s = 8528 ns per hop, plus 7 us of delay, 4 hops.
+    NS_TEST_ASSERT_MSG_EQ(host2.Arrivals()[0].at, ns3::NanoSeconds(4 * (8528 + 7000)), "latency");
     Simulator::Destroy();
   }
 };
@@ -289,6 +313,7 @@ class SimFabricTestSuite : public ns3::TestSuite {
   SimFabricTestSuite() : ns3::TestSuite("mrclab-sim-fabric", UNIT) {
     AddTestCase(new UsidPathTestCase, QUICK);
     AddTestCase(new LinkAddressDeliveryTestCase, QUICK);
+    AddTestCase(new LabLinkDelayTestCase, QUICK);
     AddTestCase(new EcmpSpreadTestCase, QUICK);
     AddTestCase(new IncastTestCase, QUICK);
     AddTestCase(new NicBackPressureTestCase, QUICK);
