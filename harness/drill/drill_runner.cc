@@ -114,6 +114,9 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
     backend->StopObserving();
     backend->CollectLogs(recorder);
   } catch (...) {
+    // The observer's thread writes to `recorder` and `metrics`, which unwinding destroys
+    // before the backend: stop it first (a Ctrl-C during a drill crashed here).
+    backend->StopObserving();
     recorder.Event({{"type", "drill"}, {"phase", "aborted"}});
     if (prepare && !o.keep_lab) backend->Release();
     throw;
