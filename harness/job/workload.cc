@@ -11,10 +11,10 @@
 namespace mrclab::harness {
 namespace {
 
-// A chunk's immediate: the low 8 bits of its landing slot (a check: the receiver knows the slot
-// from the message's order on its QP) and a 24-bit checksum of its bytes.
 constexpr int kMaxReceiveCredits = 256;  // per QP
 
+// A chunk's immediate: the low 8 bits of its landing slot (a check: the receiver knows the slot
+// from the message's order on its QP) and a 24-bit checksum of its bytes.
 uint32_t Immediate(int slot, uint32_t checksum24) { return static_cast<uint32_t>(slot & 0xff) << 24 | checksum24; }
 
 }  // namespace

@@ -69,10 +69,9 @@ class PlaneRoutes {
     }
     n_ = static_cast<int>(members_.size());
     adjacency_.resize(n_);
-    size_t plane_links = 0, host_links = 0;
+    size_t host_links = 0;
     for (const RouteTopology::Link& link : topology.links) {
       if (link.plane != plane) continue;
-      ++plane_links;
       if (link.a_switch < 0 || link.b_switch < 0) {
         if (!link.host_usid_leaf_local) ++host_links;  // a locator every switch of the plane routes
         continue;
