@@ -57,6 +57,7 @@ StepPlan::StepPlan(std::vector<CollectiveKind> collectives, int n) : kinds_(std:
   for (size_t c = 0; c < kinds_.size(); ++c) {
     first_slot_.push_back(slots_);
     slots_ += kinds_[c] == CollectiveKind::kAllToAll ? n - 1 : static_cast<int>(phases(c));
+    phases_per_step_ += phases(c);
   }
 }
 

@@ -59,6 +59,7 @@ class StepPlan {
   size_t collectives() const { return kinds_.size(); }
   CollectiveKind kind(size_t c) const { return kinds_[c]; }
   size_t phases(size_t c) const;   // the same for every rank
+  size_t phases_per_step() const { return phases_per_step_; }  // over every collective
   int slots() const { return slots_; }  // landing slots per rank
   // Phase k of collective c at `rank`, with its slots and the receivers' slots.
   Phase At(int rank, size_t c, size_t k) const;
@@ -72,6 +73,7 @@ class StepPlan {
   std::vector<int> first_slot_;  // per collective
   int ranks_ = 0;
   int slots_ = 0;
+  size_t phases_per_step_ = 0;
 };
 
 }  // namespace mrclab::harness

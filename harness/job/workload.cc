@@ -264,9 +264,7 @@ void Workload::OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp n
 // which r receives from it. -1 if r never does.
 int Workload::NextSlotFrom(Rank& r, int peer) const {
   auto& [c, k] = r.next_from[peer];
-  size_t phases = 0;
-  for (size_t i = 0; i < plan_.collectives(); ++i) phases += plan_.phases(i);
-  for (size_t tries = 0; tries < phases; ++tries) {
+  for (size_t tries = 0; tries < plan_.phases_per_step(); ++tries) {
     const int slot = plan_.SlotFrom(r.id, c, k, peer);
     if (++k == plan_.phases(c)) {
       k = 0;
