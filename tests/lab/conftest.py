@@ -114,6 +114,32 @@ def inspect(name):
     return json.loads(mrclab("inspect", name, "--json").stdout)
 
 
+def session_changes(name):
+    """bgpd's and bfdd's log lines about sessions going down, from every switch of a lab."""
+    lines = []
+    for log in sorted((STATE / name / "nodes").glob("*/b*d.log")):
+        lines += [f"{log.parent.name}: {line}" for line in log.read_text(errors="replace").splitlines()
+                  if "Down" in line or "down" in line]
+    return lines
+
+
+def wait_bgp_established(name, expected, timeout=30.0):
+    """Every BGP session of a lab Established. A session that a busy machine made flap after
+    deploy verified it comes back within BGP's connect-retry time; the failure says which
+    sessions did not, and why FRR took them down."""
+    last = {}
+
+    def established():
+        last.update(inspect(name)["live"])
+        return last["bgp_established"] == expected
+
+    try:
+        wait_for(established, timeout, f"{expected} BGP sessions Established")
+    except AssertionError as e:
+        raise AssertionError(f"{e}: {last.get('bgp_established')} of {expected}; states "
+                             f"{last.get('bgp')}; session changes: {session_changes(name)}") from None
+
+
 def short_scenario(name, lab="clos2", transports=("mrc",)):
     """A drill of a few seconds (1 warm-up, 3 baseline and 2 tail steps of a 256 KiB all-reduce)
     for tests that add their own faults and SLOs."""
