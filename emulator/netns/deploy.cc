@@ -9,6 +9,7 @@
 #include <map>
 #include <thread>
 
+#include "emulator/host_machine.h"
 #include "emulator/netns/frr_config.h"
 #include "emulator/netns/frr_daemons.h"
 #include "emulator/netns/host_sysctls.h"
@@ -31,16 +32,6 @@ constexpr uint64_t kMiB = 1024 * 1024;
 constexpr const char* kSrv6Device = "sr0";
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-uint64_t MemAvailable() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  uint64_t kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") return kib * 1024;
-  return 0;
-}
 
 void SetSysctls(const ResolvedNode& node, int ns_fd) {
   const bool is_switch = node.kind == NodeKind::kSwitch;
@@ -165,7 +156,7 @@ MemoryEstimate EstimateMemory(const ResolvedLab& lab) {
   const uint64_t per_daemon = 14 * kMiB;
   e.needed = lab.Switches().size() * DaemonsFor(lab).size() * per_daemon +
              lab.nodes.size() * 1 * kMiB + lab.links.size() * kMiB / 4;
-  e.available = MemAvailable();
+  e.available = MemAvailableBytes();
   return e;
 }
 

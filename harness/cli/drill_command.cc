@@ -8,6 +8,7 @@
 #include "harness/cli/report_command.h"
 #include "harness/drill/drill_runner.h"
 #include "harness/drill/fault_plan.h"
+#include "harness/drill/job_resources.h"
 #include "harness/drill/scenario.h"
 
 namespace mrclab::harness {
@@ -35,9 +36,11 @@ int Check(const Scenario& s, const DrillArgs& a) {
   std::vector<std::string> lab_hosts;
   for (const auto* h : plan.Hosts()) lab_hosts.push_back(h->name);
   const size_t job_hosts = JobHosts(s, lab_hosts).size();
+  const std::vector<TransportFootprint> jobs = CheckJobResources(s, plan, kind);
   if (a.json) {
     std::cout << nlohmann::json{{"scenario", s.name}, {"lab", plan.name}, {"backend", backend},
-                                {"job_hosts", job_hosts}, {"faults", faults.ToJson()}, {"schedule_seconds", faults.end_seconds}}.dump(2)
+                                {"job_hosts", job_hosts}, {"jobs", ToJson(jobs)}, {"faults", faults.ToJson()},
+                                {"schedule_seconds", faults.end_seconds}}.dump(2)
               << "\n";
     return 0;
   }
@@ -45,6 +48,10 @@ int Check(const Scenario& s, const DrillArgs& a) {
               "%.1f s, %zu SLO(s)\n",
               s.name.c_str(), plan.name.c_str(), backend.c_str(), job_hosts, s.transports.size(), faults.faults.size(),
               faults.end_seconds, s.slos.size());
+  for (const auto& [name, f] : jobs)
+    std::printf("  job %-8s %d ranks, %zu QP pairs, %zu udp source ports, %zu sockets, %.1f MiB buffers\n",
+                name.c_str(), f.ranks, f.qp_pairs, f.source_ports, f.sockets,
+                static_cast<double>(f.buffer_bytes) / (1 << 20));
   for (const auto& f : faults.faults) {
     std::printf("  at %6.2f s  %s", f.windows.front().apply, f.description.c_str());
     if (f.windows.front().revert != kUntilEnd)
@@ -88,7 +95,8 @@ void AddDrillCommand(CLI::App& app, int& exit_status) {
       "Simulation: mrclab drill scenarios/default.yaml --backend ns3\n"
       "  runs the same scenario on the same lab as an ns-3 simulation (same run directory; times are\n"
       "  simulated seconds); bgp_reset and config_change need the emulated lab.\n"
-      "Exit status: 0 every SLO passed, 1 an SLO failed, 2 error, 130 interrupted.\n"
+      "Exit status: 0 every SLO passed, 1 an SLO failed, 2 error, 3 inconclusive (this machine was the\n"
+      "  bottleneck during a fault window or the baseline: see result.json emulation_fidelity), 130 interrupted.\n"
       "Live metrics: curl -s http://127.0.0.1:9464/metrics | grep mrclab_");
   cmd->callback([&exit_status] {
     const Scenario s = ParseScenarioFile(a.scenario);

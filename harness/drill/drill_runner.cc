@@ -1,10 +1,14 @@
 #include "harness/drill/drill_runner.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <mutex>
 
 #include "harness/drill/fault_plan.h"
+#include "harness/drill/fidelity_monitor.h"
+#include "harness/drill/job_resources.h"
 #include "harness/drill/run_recorder.h"
 #include "harness/drill/transport_run.h"
 #include "harness/telemetry/metrics_exporter.h"
@@ -39,9 +43,11 @@ json RunJson(const TransportRun& run, const Scenario& s) {
           {"faults", faults}};
 }
 
-void PrintSummary(const std::vector<TransportRun>& runs, const std::vector<SloResult>& slos, const Scenario& s,
-                  const std::string& dir, bool pass) {
-  std::printf("drill %s: %s\n", s.name.c_str(), pass ? "PASS" : "FAIL");
+void PrintSummary(const std::vector<TransportRun>& runs, const std::vector<SloResult>& slos,
+                  const FidelityReport& fidelity, const Scenario& s, const std::string& dir, const std::string& verdict) {
+  std::string upper = verdict;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  std::printf("drill %s: %s\n", s.name.c_str(), upper.c_str());
   for (const auto& run : runs) {
     const StepStats st = ComputeStepStats(run.steps);
     const double bound = StepTimeBound(s.slos, run.transport.name, st);
@@ -65,7 +71,44 @@ void PrintSummary(const std::vector<TransportRun>& runs, const std::vector<SloRe
   for (const auto& r : slos)
     std::printf("  SLO %-20s %-6s %s  value %.4g  max %.4g%s\n", r.slo.c_str(), r.transport.c_str(),
                 r.pass ? "pass" : "FAIL", r.value, r.max, r.detail.empty() ? "" : ("  (" + r.detail + ")").c_str());
+  if (fidelity.measured)
+    std::printf("  emulation fidelity %s: CPUs busy up to %.0f%%, threads waiting up to %.0f%%, timer late p99 up to "
+                "%.1f ms; %d of %d s saturated; %d routing session(s) down with no fault\n",
+                fidelity.ok() ? "ok" : "INCONCLUSIVE", 100 * fidelity.cpu_busy_max, 100 * fidelity.run_wait_max,
+                fidelity.late_p99_ms_max, fidelity.saturated, fidelity.samples, fidelity.unexplained_routing_downs);
+  for (const auto& reason : fidelity.reasons) std::printf("    %s\n", reason.c_str());
   std::printf("results: %s\n", dir.c_str());
+}
+
+// What the fidelity guard judges: each transport's baseline and every fault window (until its
+// revert plus the settle time; a fault left until the end, until the transport's last step).
+std::vector<Interval> JudgedIntervals(const std::vector<TransportRun>& runs) {
+  std::vector<Interval> out;
+  for (const auto& run : runs) {
+    double from = 0, to = 0, last = 0;
+    for (const auto& st : run.steps) {
+      last = std::max(last, st.record.end);
+      if (st.phase != StepPhase::kBaseline) continue;
+      from = from == 0 ? st.record.start : std::min(from, st.record.start);
+      to = std::max(to, st.record.end);
+    }
+    if (to > from) out.push_back({run.transport.name + " baseline", from, to});
+    for (const auto& f : run.faults)
+      for (size_t w = 0; w < f.windows.size(); ++w) {
+        const auto [applied, reverted] = f.windows[w];
+        out.push_back({run.transport.name + " fault " + std::to_string(f.index) + " " + f.kind + " (window " +
+                           std::to_string(w) + ")",
+                       applied, reverted == 0 ? std::max(last, applied) : reverted + kSettleSeconds});
+      }
+  }
+  return out;
+}
+
+std::vector<std::pair<double, double>> FaultWindows(const std::vector<TransportRun>& runs) {
+  std::vector<std::pair<double, double>> out;
+  for (const auto& run : runs)
+    for (const auto& f : run.faults) out.insert(out.end(), f.windows.begin(), f.windows.end());
+  return out;
 }
 
 }  // namespace
@@ -75,6 +118,7 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
   std::unique_ptr<DrillBackend> backend = MakeDrillBackend(s, o);
   const emulator::ResolvedLab& lab = backend->lab();
   const FaultPlan plan = PlanFaults(s, lab);  // every target checked before anything changes
+  CheckJobResources(s, lab, backend->kind());   // and every transport's job fits the machine
   std::vector<TransportSpec> transports;
   for (const auto& t : s.transports)
     if (o.transports.empty() || std::find(o.transports.begin(), o.transports.end(), t.name) != o.transports.end())
@@ -93,7 +137,20 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
     if (metrics) std::fprintf(stderr, "metrics: %s\n", metrics->url().c_str());
   }
   recorder.WriteLab(lab.ToJson());
-  auto event = [&recorder](const json& e) { recorder.Event(e); };
+  // Real time: the machine itself is watched (fidelity.h); routing sessions going down are
+  // noted so that those no fault explains can be counted.
+  std::unique_ptr<FidelityMonitor> monitor;
+  if (backend->TimeBase() == "unix") monitor = std::make_unique<FidelityMonitor>([&backend] { return backend->Now(); });
+  std::mutex downs_mu;
+  std::vector<double> routing_downs;
+  auto event = [&](const json& e) {
+    recorder.Event(e);
+    const std::string type = e.value("type", ""), from = e.value("from", "");
+    if ((type == "bgp" && from == "Established") || (type == "bfd" && from == "up")) {
+      std::lock_guard lock(downs_mu);
+      routing_downs.push_back(e.value("t", backend->Now()));
+    }
+  };
 
   const bool prepare = !backend->reused();
   std::vector<TransportRun> runs;
@@ -106,11 +163,13 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
     if (int left = backend->RevertLeftoverFaults())
       recorder.Event({{"type", "drill"}, {"phase", "reverted " + std::to_string(left) + " leftover fault(s)"}});
     backend->StartObserving(event, metrics.get());
+    if (monitor) monitor->Start();
     TransportRunContext ctx{s, *backend, plan, recorder, metrics.get(), o.progress};
     for (const auto& t : transports) {
       backend->WaitUntilConverged(event, o.progress);  // every transport starts alike
       runs.push_back(RunTransport(ctx, t));
     }
+    if (monitor) monitor->Stop();
     backend->StopObserving();
     backend->CollectLogs(recorder);
   } catch (...) {
@@ -131,9 +190,16 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
   const std::vector<SloResult> slos = EvaluateSlos(s.slos, runs);
   bool pass = true;
   for (const auto& r : slos) pass = pass && r.pass;
+  FidelityReport fidelity;
+  if (monitor) {
+    recorder.WriteFidelity(monitor->Samples());
+    std::lock_guard lock(downs_mu);
+    fidelity = EvaluateFidelity(monitor->Samples(), JudgedIntervals(runs), FaultWindows(runs), routing_downs);
+  }
+  const std::string verdict = !fidelity.ok() ? "inconclusive" : pass ? "pass" : "fail";
 
   DrillOutcome out;
-  out.exit_status = pass ? 0 : 1;
+  out.exit_status = !fidelity.ok() ? kExitInconclusive : pass ? 0 : 1;
   out.run_dir = recorder.dir();
   json slo_json = json::array();
   for (const auto& r : slos)
@@ -159,12 +225,13 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
                 {"faults", plan.ToJson()},
                 {"transports", runs_json},
                 {"slos", slo_json},
-                {"verdict", pass ? "pass" : "fail"},
+                {"emulation_fidelity", ToJson(fidelity)},
+                {"verdict", verdict},
                 {"run_dir", recorder.dir()}};
   recorder.WriteResult(out.result);
-  recorder.WriteJunit(s.name, slos, finished - started);
-  recorder.Event({{"type", "drill"}, {"phase", "end"}, {"verdict", pass ? "pass" : "fail"}});
-  if (o.summary) PrintSummary(runs, slos, s, recorder.dir(), pass);
+  recorder.WriteJunit(s.name, slos, fidelity, finished - started);
+  recorder.Event({{"type", "drill"}, {"phase", "end"}, {"verdict", verdict}});
+  if (o.summary) PrintSummary(runs, slos, fidelity, s, recorder.dir(), verdict);
   return out;
 }
 

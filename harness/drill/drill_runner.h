@@ -34,8 +34,12 @@ struct DrillOptions {
   std::optional<emulator::BackendKind> backend;  // overrides the scenario's `backend:` (default netns)
 };
 
+// The machine was the bottleneck during a fault window or the baseline (fidelity.h): the SLO
+// results say nothing about the fabric.
+inline constexpr int kExitInconclusive = 3;
+
 struct DrillOutcome {
-  int exit_status = 0;  // 0 every SLO passed, 1 an SLO failed
+  int exit_status = 0;  // 0 every SLO passed, 1 an SLO failed, kExitInconclusive
   std::string run_dir;
   nlohmann::json result;
 };

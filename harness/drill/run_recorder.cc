@@ -139,16 +139,17 @@ void RunRecorder::WriteResult(const nlohmann::json& result) {
   WriteAtomically(dir_ + "/result.json", result.dump(2) + "\n");
 }
 
-void RunRecorder::WriteJunit(const std::string& scenario, const std::vector<SloResult>& slos, double seconds) {
+void RunRecorder::WriteJunit(const std::string& scenario, const std::vector<SloResult>& slos,
+                             const FidelityReport& fidelity, double seconds) {
   int failures = 0;
   for (const auto& s : slos) failures += !s.pass;
+  const std::string suite = "drill." + XmlEscape(scenario);
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  xml += "<testsuites>\n<testsuite name=\"drill." + XmlEscape(scenario) + "\" tests=\"" +
-         std::to_string(slos.size()) + "\" failures=\"" + std::to_string(failures) + "\" time=\"" +
-         std::to_string(seconds) + "\">\n";
+  xml += "<testsuites>\n<testsuite name=\"" + suite + "\" tests=\"" + std::to_string(slos.size() + 1) +
+         "\" failures=\"" + std::to_string(failures) + "\" errors=\"" + std::to_string(fidelity.ok() ? 0 : 1) +
+         "\" time=\"" + std::to_string(seconds) + "\">\n";
   for (const auto& s : slos) {
-    xml += "  <testcase classname=\"drill." + XmlEscape(scenario) + "." + XmlEscape(s.transport) + "\" name=\"" +
-           XmlEscape(s.slo) + "\">";
+    xml += "  <testcase classname=\"" + suite + "." + XmlEscape(s.transport) + "\" name=\"" + XmlEscape(s.slo) + "\">";
     const std::string text = "value " + std::to_string(s.value) + ", max " + std::to_string(s.max) +
                              (s.detail.empty() ? "" : ": " + s.detail);
     if (s.pass)
@@ -157,8 +158,29 @@ void RunRecorder::WriteJunit(const std::string& scenario, const std::vector<SloR
       xml += "<failure message=\"" + XmlEscape(text) + "\"/>";
     xml += "</testcase>\n";
   }
-  xml += "</testsuite>\n</testsuites>\n";
+  // The emulator's own health: an error (not a failure) when the machine was the bottleneck,
+  // since the SLO results above then say nothing about the fabric.
+  xml += "  <testcase classname=\"" + suite + "\" name=\"emulation_fidelity\">";
+  if (fidelity.ok()) {
+    xml += "<system-out>" + std::string(fidelity.measured ? "ok" : "not measured (simulated time)") + "</system-out>";
+  } else {
+    std::string reasons;
+    for (const auto& r : fidelity.reasons) reasons += (reasons.empty() ? "" : "; ") + r;
+    xml += "<error type=\"inconclusive\" message=\"" + XmlEscape(reasons) + "\"/>";
+  }
+  xml += "</testcase>\n</testsuite>\n</testsuites>\n";
   WriteAtomically(dir_ + "/junit.xml", xml);
+}
+
+void RunRecorder::WriteFidelity(const std::vector<FidelitySample>& samples) {
+  std::string csv = "t,cpu_busy,steal,run_wait,timer_late_p99_ms,timer_late_max_ms,saturated\n";
+  char line[160];
+  for (const auto& s : samples) {
+    std::snprintf(line, sizeof(line), "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%d\n", s.t, s.cpu_busy, s.steal, s.run_wait,
+                  s.late_p99_ms, s.late_max_ms, Saturated(s) ? 1 : 0);
+    csv += line;
+  }
+  WriteAtomically(dir_ + "/fidelity.csv", csv);
 }
 
 void RunRecorder::CopyFrrLogs(const std::string& lab_state_dir) {

@@ -7,8 +7,12 @@
 //   links.csv       cumulative packet and drop counters of every link end, sampled every second
 //                   (times: unix seconds, or simulated seconds in an ns-3 run; result.json says)
 //   lab.json        the lab's resolved plan (nodes, links, addresses), for diagrams
-//   result.json     scenario hash, seed, lab digest, versions, per-SLO results, verdict
-//   junit.xml       one test case per SLO (CI systems show drills as tests)
+//   fidelity.csv    real-time labs: per second, how busy the machine was and whether the drill's
+//                   threads waited for it (fidelity.h)
+//   result.json     scenario hash, seed, lab digest, versions, per-SLO results, emulation
+//                   fidelity, verdict
+//   junit.xml       one test case per SLO and one for emulation fidelity (CI systems show
+//                   drills as tests)
 //   frr-logs/       the lab's FRR logs at the end of the drill
 // Event() and Step() are thread-safe and flush each line, so a crashed drill leaves what it saw.
 #pragma once
@@ -22,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "emulator/wall_clock.h"
+#include "harness/drill/fidelity.h"
 #include "harness/drill/link_sample.h"
 #include "harness/drill/verdict.h"
 
@@ -44,7 +49,9 @@ class RunRecorder {
   void LinkSamples(double t, const std::vector<LinkSample>& links);
   void WriteLab(const nlohmann::json& plan);
   void WriteResult(const nlohmann::json& result);
-  void WriteJunit(const std::string& scenario, const std::vector<SloResult>& slos, double seconds);
+  void WriteJunit(const std::string& scenario, const std::vector<SloResult>& slos, const FidelityReport& fidelity,
+                  double seconds);
+  void WriteFidelity(const std::vector<FidelitySample>& samples);  // fidelity.csv
   // Copies <lab state dir>/nodes/*/*.log into frr-logs/NODE/.
   void CopyFrrLogs(const std::string& lab_state_dir);
 

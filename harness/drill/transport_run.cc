@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "harness/drill/job_resources.h"
 #include "harness/telemetry/metrics_exporter.h"
 #include "mrc/asio/perf.h"
 
@@ -88,26 +89,6 @@ class FaultExecutor {
   std::map<size_t, std::vector<int>> held_;  // fault -> backend fault ids, while applied
   std::atomic<int> active_count_{0};
 };
-
-JobConfig MakeJobConfig(const Scenario& s, const emulator::ResolvedLab& lab, const TransportSpec& t) {
-  JobConfig c;
-  c.label = t.name;
-  std::vector<std::string> lab_hosts;
-  for (const auto* h : lab.Hosts()) lab_hosts.push_back(h->name);
-  c.hosts = JobHosts(s, lab_hosts);
-  c.ranks_per_host = s.job.ranks_per_host;
-  c.transport = t.transport;
-  c.ev_mode = t.ev_mode;
-  c.evs_per_qp = t.evs;
-  c.collectives = s.job.collectives;
-  c.compute_seconds = s.job.compute_seconds;
-  c.step_timeout_seconds = s.job.step_timeout_seconds;
-  c.mtu = s.job.mtu;
-  c.payload = s.job.payload;
-  c.seed = s.seed;
-  c.io_threads = s.job.io_threads;
-  return c;
-}
 
 }  // namespace
 

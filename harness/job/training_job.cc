@@ -12,6 +12,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "emulator/host_machine.h"
 #include "emulator/wall_clock.h"
 #include "harness/job/ev_plan.h"
 #include "harness/job/workload.h"
@@ -246,6 +247,7 @@ struct TrainingJob::Impl {
 
 TrainingJob::TrainingJob(const emulator::ResolvedLab& lab, JobConfig config, EventFn on_event, StepFn on_step)
     : impl_(std::make_unique<Impl>(this, std::move(config), std::move(on_event), std::move(on_step))) {
+  emulator::RaiseOpenFilesLimit();  // udp EVs: one socket per EV route
   impl_->Build(lab);
 }
 

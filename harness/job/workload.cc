@@ -17,7 +17,19 @@ constexpr int kMaxReceiveCredits = 256;  // per QP
 // from the message's order on its QP) and a 24-bit checksum of its bytes.
 uint32_t Immediate(int slot, uint32_t checksum24) { return static_cast<uint32_t>(slot & 0xff) << 24 | checksum24; }
 
+// Every route becomes the one EV `used`, on `source_port` (udp EVs: one socket, not one per EV).
+void OnlyRoute(std::vector<mrc::EvRoute>& routes, size_t used, uint16_t source_port) {
+  mrc::EvRoute only = routes.at(used);
+  only.udp_source_port = source_port;
+  std::fill(routes.begin(), routes.end(), only);
+}
+
 }  // namespace
+
+size_t SourcePortsNeeded(const JobConfig& c, size_t qp_pairs) {
+  if (c.ev_mode != mrc::EvMode::kUdp) return 0;
+  return qp_pairs * (c.transport == mrc::TransportMode::kRc ? 1 : c.evs_per_qp);
+}
 
 std::string_view ToString(PayloadMode m) { return m == PayloadMode::kVirtual ? "virtual" : "real"; }
 
@@ -124,18 +136,18 @@ void Workload::Connect(const emulator::ResolvedLab& lab, const QpConfigFn& qp_co
     for (const auto& [peer, count] : plan_.ReceivesPerStep(r)) receives[{r, peer}] = count;
   std::set<std::pair<int, int>> pairs;
   for (const auto& [key, count] : receives) pairs.insert(std::minmax(key.first, key.second));
-  // udp mode: each pair gets its own source-port range, since a host's UDP socket per
-  // (port, source port) is bound to that address and port.
-  const size_t ports_needed = pairs.size() * config_.evs_per_qp;
-  if (config_.ev_mode == mrc::EvMode::kUdp && ports_needed > 65535 - 49152)
+  const size_t ports_needed = SourcePortsNeeded(config_, pairs.size());
+  if (ports_needed > kMaxSourcePorts)
     throw std::invalid_argument("udp EVs need " + std::to_string(ports_needed) +
-                                " source ports (QP pairs x EVs per QP); at most 16383");
-  uint16_t first_port = 49152;
+                                " source ports (QP pairs x EVs per QP); at most " + std::to_string(kMaxSourcePorts));
+  uint16_t first_port = kFirstSourcePort;
+  const bool rc = config_.transport == mrc::TransportMode::kRc;
   for (auto [a, b] : pairs) {
     Rank& ra = *ranks_[a];
     Rank& rb = *ranks_[b];
-    const HostPairPlan p = PlanEvs(lab, ra.host->name, rb.host->name, config_.ev_mode, config_.evs_per_qp, first_port);
-    first_port += config_.evs_per_qp;
+    const uint16_t pair_port = first_port;
+    HostPairPlan p = PlanEvs(lab, ra.host->name, rb.host->name, config_.ev_mode, config_.evs_per_qp, pair_port);
+    first_port += static_cast<uint16_t>(ports_needed / pairs.size());
     std::vector<int> planes;
     for (const auto& e : p.a_to_b) planes.push_back(e.plane);
     const mrc::QpConfig qc = qp_config(config_.transport, planes, config_.mtu);
@@ -143,6 +155,10 @@ void Workload::Connect(const emulator::ResolvedLab& lab, const QpConfigFn& qp_co
     mrc::Qp& qb = rb.host->binding.context->CreateQp(qc, *rb.cq, *rb.cq);
     qa.Connect(qb.qpn(), qb.config().initial_psn);
     qb.Connect(qa.qpn(), qa.config().initial_psn);
+    if (rc) {  // an RC QP sends on one EV only: every route is that EV's, on one source port
+      OnlyRoute(p.a_to_b, qa.rc_ev_index(), pair_port);
+      OnlyRoute(p.b_to_a, qb.rc_ev_index(), pair_port);
+    }
     ra.host->binding.set_routes(qa.qpn(), p.a_to_b);
     rb.host->binding.set_routes(qb.qpn(), p.b_to_a);
     ra.qp_to[b] = &qa;

@@ -54,6 +54,12 @@ struct HostBinding {
 
 // The QP configuration for a transport, EV planes (plane of EV i) and MTU: the driver's time
 // scale decides it (mrc/core/qp_presets.h).
+// udp EVs: the source ports a job needs. Each QP pair gets its own range (a host's socket per
+// (port, source port) is bound to that address and port); an RC QP sends on one EV.
+inline constexpr uint16_t kFirstSourcePort = 49152;
+inline constexpr size_t kMaxSourcePorts = 65535 - kFirstSourcePort;
+size_t SourcePortsNeeded(const JobConfig& config, size_t qp_pairs);
+
 using QpConfigFn = std::function<mrc::QpConfig(mrc::TransportMode, const std::vector<int>& ev_planes, uint32_t mtu)>;
 
 struct RankReport {

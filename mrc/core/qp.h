@@ -98,6 +98,8 @@ class Qp {
   TransportMode mode() const { return config_.mode; }
   QpState state() const { return state_; }
   const QpConfig& config() const { return config_; }
+  // RC mode: the one EV the QP sends on (an ECMP hash of the QP numbers; set by Connect).
+  size_t rc_ev_index() const { return rc_ev_index_; }
 
   // Moves the QP to RTS towards `remote_qpn`, whose initial send PSN is `remote_initial_psn`.
   void Connect(uint32_t remote_qpn, uint32_t remote_initial_psn);

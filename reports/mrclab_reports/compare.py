@@ -9,7 +9,7 @@ import numpy as np
 
 from mrclab_reports import analysis, plots, render_html, render_md, rundir
 from mrclab_reports.document import (Cell, Document, Figure, Table, Text, fmt_bytes, fmt_number, fmt_seconds,
-                                     fmt_time, pass_fail)
+                                     fmt_time, verdict_cell)
 from mrclab_reports.style import transport_colours
 
 HELP = """\
@@ -101,8 +101,8 @@ def side_by_side(cols, runs, labels, diffs):
 
     add("run directory", [Cell(c.run.path.name, "muted") for c in cols])
     add("transport", [Cell(f"{c.t.transport} {c.t.ev_mode} {c.t.evs} EVs") for c in cols])
-    add("run verdict", [Cell(c.run.verdict.upper() + (" (changed)" if c.run.verdict != runs[0].verdict else ""),
-                             "pass" if c.run.verdict == "pass" else "fail") for c in cols])
+    add("run verdict", [verdict_cell(c.run.verdict, " (changed)" if c.run.verdict != runs[0].verdict else "")
+                        for c in cols])
     ride = []
     for c in cols:
         ref = reference(c, cols, runs)
@@ -194,7 +194,7 @@ def build(runs):
     doc = Document(title=f"Drill comparison: {' vs '.join(labels)}", banner="", banner_tone="", meta=[])
     s_runs = doc.section("Runs")
     s_runs.add(Table(["run", "directory", "verdict", "scenario", "seed", "lab", "backend", "started", "mrclab"],
-                     [[label, str(r.path), pass_fail(r.verdict == "pass"), r.result.get("scenario_file", ""),
+                     [[label, str(r.path), verdict_cell(r.verdict), r.result.get("scenario_file", ""),
                        r.result.get("seed", "–"), (r.result.get("lab") or {}).get("name", "–"),
                        r.result.get("backend", "netns"), fmt_time(r.started, r.result.get("time_base", "unix")),
                        (r.result.get("versions") or {}).get("mrclab", "–")]

@@ -56,7 +56,7 @@ class Section:
 class Document:
     title: str
     banner: str                      # one line, e.g. "Verdict: PASS"
-    banner_tone: str                 # "pass" | "fail" | ""
+    banner_tone: str                 # "pass" | "fail" | "inconclusive" | ""
     meta: list                       # [(key, value)]
     sections: list = field(default_factory=list)
 
@@ -93,6 +93,12 @@ def fmt_number(v, digits=1):
 
 def pass_fail(ok):
     return Cell("PASS", "pass") if ok else Cell("FAIL", "fail")
+
+
+def verdict_cell(verdict, suffix=""):
+    """A drill's verdict: pass, fail, or inconclusive (the machine was the bottleneck)."""
+    tone = {"pass": "pass", "inconclusive": "worse"}.get(verdict, "fail")
+    return Cell(verdict.upper() + suffix, tone)
 
 
 def fmt_time(t, time_base="unix"):

@@ -17,6 +17,7 @@ h2 { font-size:18px; margin:34px 0 10px; padding-bottom:5px; border-bottom:2px s
 .banner { font-size:20px; font-weight:700; padding:12px 16px; border-radius:8px; margin:14px 0; }
 .banner.pass { background:var(--pass-bg); color:var(--pass); border:1px solid #a8d5b5; }
 .banner.fail { background:var(--fail-bg); color:var(--fail); border:1px solid #f1b0aa; }
+.banner.inconclusive { background:#fff4d6; color:#8a5a00; border:1px solid #f0d58a; }
 .meta { display:grid; grid-template-columns:max-content 1fr; gap:2px 14px; font-size:13px; color:var(--muted); }
 .meta b { color:var(--ink); font-weight:600; }
 nav { margin:14px 0 4px; font-size:13px; }

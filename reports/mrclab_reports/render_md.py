@@ -4,7 +4,7 @@ from pathlib import Path
 
 from mrclab_reports.document import Code, Figure, Table, Text, cell
 
-_TONE_MARK = {"pass": "✅ ", "fail": "❌ ", "worse": "⚠️ ", "better": ""}
+_TONE_MARK = {"pass": "✅ ", "fail": "❌ ", "worse": "⚠️ ", "inconclusive": "⚠️ ", "better": ""}
 
 
 def _md(text):

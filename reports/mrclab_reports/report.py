@@ -14,7 +14,8 @@ runs/20261121T210213Z-default/) into that directory:
   report.html       one self-contained file (plots embedded; no scripts, no external links)
   report.md         Markdown, with its plots in report-files/*.png
 
-What it shows, top to bottom: the verdict and every SLO (pass/fail); per transport whether the
+What it shows, top to bottom: the verdict and every SLO (pass/fail); whether this machine kept
+up (emulation fidelity: an INCONCLUSIVE verdict says why); per transport whether the
 job rode through (and why not), steps, steps/min, step-time p50/p99, bytes verified and lost,
 CPU; the faults and their recovery times; step time over time with every fault window shaded
 and labelled, the baseline p50 and the step-time bound; goodput per plane and per EV; the
@@ -122,6 +123,40 @@ def routing_table(run, limit=200):
                  note=f"First {limit} of {len(events)} changes." if len(events) > limit else "")
 
 
+def fidelity_section(s, run):
+    """Whether this machine kept up (result.json emulation_fidelity, fidelity.csv)."""
+    f = run.result.get("emulation_fidelity")
+    if not f:
+        s.add(Text("Not recorded (a run directory of an older mrclab).", "note"))
+        return
+    if f.get("status") == "not measured":
+        s.add(Text(f"Not measured: {f.get('why', '')}.", "note"))
+        return
+    ok = f.get("status") == "ok"
+    th = f.get("thresholds", {})
+    s.add(Text("OK: the machine kept up with the lab during the baseline and every fault window." if ok else
+               "INCONCLUSIVE: " + "; ".join(f.get("reasons", [])) + ".", "pass" if ok else "fail"))
+    caption = (f"A second is saturated when the CPUs were at least {100 * th['cpu_busy']:.0f}% busy and the "
+               f"drill's threads waited for a CPU at least {100 * th['run_wait']:.0f}% of the time they wanted one, "
+               f"or its 2 ms timer woke up {th['timer_late_p99_ms']:g} ms late (p99).") if th else ""
+    s.add(Table(["figure", "value"], [
+        ["CPUs busy, max over the seconds", f"{100 * f.get('cpu_busy_max', 0):.0f}%"],
+        ["drill threads waiting for a CPU, max", f"{100 * f.get('run_wait_max', 0):.0f}%"],
+        ["timer wake-up delay p99, max", f"{f.get('timer_late_p99_ms_max', 0):.2f} ms"],
+        ["saturated seconds", f"{f.get('saturated_seconds', 0)} of {f.get('samples', 0)}"],
+        ["routing sessions down with no fault to explain it", str(f.get("unexplained_routing_downs", 0))]],
+        caption=caption))
+    rows = [[i["what"], f"{i['from'] - run.started:.1f}–{i['to'] - run.started:.1f}",
+             f"{i['saturated_seconds']} of {i['seconds']}",
+             Cell("emulator-bound", "fail") if i["emulator_bound"] else Cell("ok", "pass")]
+            for i in f.get("intervals", [])]
+    if rows:
+        s.add(Table(["interval", "t (s since start)", "saturated seconds", "judged"], rows,
+                    caption="Judged intervals: each transport's baseline and every fault window (until 2 s after its "
+                            "revert)." + (f" Emulator-bound: at least {th['min_saturated_seconds']} saturated seconds "
+                                          f"and at least {100 * th['min_saturated_share']:.0f}% of them." if th else "")))
+
+
 def build(run):
     failed = [s for s in run.slos if not s.get("pass")]
     banner = f"Verdict: {run.verdict.upper()}" + (
@@ -129,7 +164,7 @@ def build(run):
     lab = run.result.get("lab") or {}
     doc = Document(
         title=f"Drill report: {run.label}", banner=banner,
-        banner_tone="pass" if run.verdict == "pass" else "fail",
+        banner_tone=run.verdict if run.verdict in ("pass", "inconclusive") else "fail",
         meta=[("Run directory", str(run.path)), ("Scenario", f"{run.result.get('scenario_file', '')} "
                                                               f"(seed {run.result.get('seed', '–')})"),
               ("Scenario sha256", run.result.get("scenario_sha256", "–")),
@@ -143,6 +178,8 @@ def build(run):
     for f in failed:
         s.add(Text(f"FAILED {f.get('slo')} ({f.get('transport') or 'all'}): value {f.get('value')}, "
                    f"max {f.get('max')}. {f.get('detail', '')}", "fail"))
+    s = doc.section("Emulation fidelity")
+    fidelity_section(s, run)
     s = doc.section("Transports")
     s.add(transport_table(run))
     s = doc.section("Faults")

@@ -1,11 +1,16 @@
 """Bad input and a hostile environment: one clear line naming file, field and reason; exit 2;
 nothing deployed, nothing left."""
 import os
+import resource
 import subprocess
 
 import pytest
 
-from conftest import assert_nothing_left, mrclab
+from conftest import MRCLAB, ROOT, assert_nothing_left, mrclab, namespaces
+
+
+def namespaces_of(lab):
+    return {ns for ns in namespaces() if ns.startswith(lab + "-")}
 
 CLOS = "clos: {planes: 2, spines_per_plane: 2, leaves_per_plane: 2, hosts: 4, hosts_per_leaf: 2}\n"
 
@@ -76,3 +81,40 @@ def test_deploying_a_lab_twice_is_refused(deployed, tmp_path):
     out = mrclab("deploy", lab_file(tmp_path, name), "--quiet", check=False)
     assert out.returncode == 2 and "already deployed" in out.stderr
     assert mrclab("inspect", name, "--json").returncode == 0
+
+
+def job_scenario(tmp_path, lab, transports, collectives="[{kind: all_reduce, size: 1MiB}]"):
+    return write(tmp_path, f"name: t-resources\nlab: {ROOT / 'labs' / lab}\n"
+                           f"job: {{collectives: {collectives}}}\ntransports:\n" +
+                 "".join(f"  - {t}\n" for t in transports), "resources.yaml")
+
+
+def test_check_refuses_a_job_this_machine_cannot_hold(tmp_path):
+    """--check (and the drill, before any transport runs) compares each transport's job with
+    the machine's limits: udp source ports, open files, memory."""
+    a2a = "[{kind: all_reduce, size: 2MiB}, {kind: all_to_all, size: 1MiB}]"
+    # RC sends on one EV per QP: 64 EVs in udp mode need one source port per QP pair.
+    ok = job_scenario(tmp_path, "clos4.yaml", ["{name: rc, transport: rc, ev_mode: udp, evs: 64}"], a2a)
+    out = mrclab("drill", ok, "--check")
+    assert "job rc       32 ranks, 496 QP pairs, 496 udp source ports" in out.stdout
+    # MRC sprays over all 64: 496 x 64 ports do not exist.
+    bad = job_scenario(tmp_path, "clos4.yaml", ["mrc", "{name: wide, transport: mrc, ev_mode: udp, evs: 64}"], a2a)
+    for args in (["--check"], ["--metrics", "off", "--out", tmp_path / "runs"]):
+        out = mrclab("drill", bad, *args, check=False)
+        assert out.returncode == 2 and out.stdout == ""
+        assert out.stderr.strip() == (
+            f"mrclab: error: {bad}: transports[1].evs: udp EVs need 31744 source ports (496 QP pairs x 64 "
+            "EVs), more than the 16383 of 49152-65535; use fewer EVs, fewer hosts, or ev_mode: srv6")
+    assert not (tmp_path / "runs").exists() and not namespaces_of("clos4")
+    # Open files: the real-time driver holds a socket per udp EV route.
+    few_files = job_scenario(tmp_path, "clos2.yaml", ["{name: udp, transport: mrc, ev_mode: udp, evs: 32}"])
+    out = subprocess.run([MRCLAB, "drill", few_files, "--check"], capture_output=True, text=True,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (512, 512)))
+    assert out.returncode == 2
+    assert "transports[0].evs: the job needs 528 sockets, more than this machine's open-files limit (512)" \
+        in out.stderr
+    # Memory: 1 GiB all-to-all buffers on each of 32 ranks.
+    huge = job_scenario(tmp_path, "clos4.yaml", ["mrc"], "[{kind: all_to_all, size: 1GiB}]")
+    out = mrclab("drill", huge, "--check", check=False)
+    assert out.returncode == 2 and ": job.collectives: the job's buffers need " in out.stderr
+    assert "use smaller sizes, fewer hosts, or payload: virtual" in out.stderr

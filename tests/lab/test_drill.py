@@ -1,8 +1,10 @@
 """`mrclab drill` end to end on a real lab: the shipped scenarios run and revert every fault,
 MRC rides through the default drill while RC does not, a drill that must fail does fail, bad
 scenarios are refused before anything changes, Ctrl-C reverts what was injected (and destroys a
-lab the drill deployed), and the live metrics endpoint answers during the drill."""
+lab the drill deployed), the live metrics endpoint answers during the drill, and a machine
+saturated during a fault window makes the verdict inconclusive."""
 import json
+import os
 import re
 import signal
 import subprocess
@@ -77,7 +79,7 @@ def test_default_drill_mrc_rides_through_and_rc_does_not(lab, tmp_path):
     result = json.loads((d / "result.json").read_text())
     slos = {(s["slo"], s["transport"]): s for s in result["slos"]}
     assert slos[("no_interruption", "mrc")]["pass"] and slos[("bytes_lost", "mrc")]["pass"], slos
-    assert out.returncode == (0 if result["verdict"] == "pass" else 1)
+    assert out.returncode == {"pass": 0, "fail": 1, "inconclusive": 3}[result["verdict"]]
     runs = {r["name"]: r for r in result["transports"]}
     assert runs["mrc"]["rode_through"] and runs["mrc"]["job"]["state"] == "completed"
     assert runs["mrc"]["job"]["bytes_lost"] == 0 and runs["mrc"]["job"]["bytes_verified"] > 0
@@ -92,7 +94,9 @@ def test_default_drill_mrc_rides_through_and_rc_does_not(lab, tmp_path):
     assert steps[0].startswith("transport,step,phase")
     assert len(steps) - 1 == runs["mrc"]["job"]["steps"] + runs["rc"]["job"]["steps"]
     suite = ET.parse(d / "junit.xml").getroot().find("testsuite")
-    assert suite.get("failures") == "0" and len(suite.findall("testcase")) == len(result["slos"])
+    assert suite.get("failures") == "0" and len(suite.findall("testcase")) == len(result["slos"]) + 1
+    assert suite.findall("testcase")[-1].get("name") == "emulation_fidelity"
+    assert result["emulation_fidelity"]["samples"] > 10
     assert (d / "frr-logs" / "p0-leaf0").is_dir()
     assert_lab_clean(lab)
 
@@ -231,3 +235,41 @@ slos: [{slo: no_interruption}, {slo: bytes_lost, max: 0}]
     denied = [e for e in events(d) if e["type"] == "ev_state" and e["to"] == "DENIED"]
     assert {e["ev"] for e in denied} == {0, 1} and all(e["qp"].startswith("host0/") for e in denied)
     assert json.loads((d / "lab.json").read_text())["name"] == LAB
+
+
+GRAY_WINDOW = "faults: [{at: 0.5s, kind: loss, target: p0-leaf0:spine0, rate: 1%, duration: 8s}]\n"
+
+
+def test_a_machine_saturated_during_a_fault_window_makes_the_drill_inconclusive(lab, tmp_path):
+    """The fidelity guard: CPU hogs (started and killed by this test, by PID) from the fault's
+    application to its revert make the verdict `inconclusive` (exit 3, a JUnit error, the reason
+    in result.json); the same drill without them is judged on its SLOs."""
+    scenario = tmp_path / "fidelity.yaml"
+    scenario.write_text(short_scenario("fidelity") + GRAY_WINDOW)
+    calm = drill(scenario, tmp_path / "calm", "--json", check=False)
+    result = json.loads(calm.stdout)
+    assert calm.returncode == 0 and result["verdict"] == "pass", result["emulation_fidelity"]
+    assert result["emulation_fidelity"]["status"] == "ok"
+    assert result["emulation_fidelity"]["samples"] > 5
+
+    out = tmp_path / "hogged"
+    with killed_at_exit(start_drill(scenario, out, "--lab", LAB, "--metrics", "off", "--quiet", "--json")) as proc:
+        wait_for_faults(out, 1)
+        hogs = [subprocess.Popen(["/usr/bin/python3", "-c", "while True: pass"]) for _ in range(2 * os.cpu_count())]
+        try:
+            wait_for(lambda: any(e["type"] == "fault_reverted" for e in events(run_dir(out))), timeout=120,
+                     what="the fault's revert")
+        finally:
+            for hog in hogs:
+                hog.kill()
+                hog.wait()
+        stdout, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 3
+    result = json.loads(stdout)
+    fidelity = result["emulation_fidelity"]
+    assert result["verdict"] == "inconclusive" and fidelity["status"] == "inconclusive"
+    assert any("mrc fault 0 loss (window 0)" in r for r in fidelity["reasons"]), fidelity["reasons"]
+    errors = ET.parse(run_dir(out) / "junit.xml").getroot().findall(".//error")
+    assert len(errors) == 1 and errors[0].get("type") == "inconclusive"
+    assert (run_dir(out) / "fidelity.csv").read_text().count("\n") > 5
+    assert_lab_clean(lab)

@@ -12,7 +12,9 @@ def run_drill(scenario: str | os.PathLike, *, lab: str | None = None, out: str |
               progress: bool = False, backend: str | None = None) -> dict:
     """Runs the scenario (boots or reuses its lab, runs the job over each transport through the
     fault schedule, reverts every fault, evaluates the SLOs) and returns result.json as a dict;
-    result['verdict'] is 'pass' or 'fail' and result['run_dir'] holds events, steps and JUnit.
+    result['verdict'] is 'pass', 'fail' or 'inconclusive' (this machine was the bottleneck during a
+    fault window or the baseline; result['emulation_fidelity'] says why) and result['run_dir'] holds
+    events, steps and JUnit.
     lab: another lab file or a deployed lab's name; metrics: 'HOST:PORT' to serve Prometheus
     metrics meanwhile. backend: 'netns' (the emulated lab, root) or 'ns3' (the same lab simulated;
     no root; times in the run directory are simulated seconds); default: the scenario's

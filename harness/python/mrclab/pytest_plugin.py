@@ -6,8 +6,9 @@ Fixtures
                 by lab file: the module's MRCLAB_LABS list, else --mrclab-lab FILE (repeatable),
                 else labs/clos2.yaml. Deployed as '<prefix><file stem>' (--mrclab-prefix, 'pt-').
   run_drill     function: run_drill(scenario) runs a drill on `lab` and returns result.json as
-                a dict; the verdict, run directory and every SLO are recorded as JUnit
-                properties (pytest --junitxml=FILE).
+                a dict; the verdict (pass, fail, inconclusive), the emulation fidelity, the
+                run directory and every SLO are recorded as JUnit properties
+                (pytest --junitxml=FILE).
 Marker
   @pytest.mark.drill   marks a test that runs a drill or a long fault sequence
                        (select with -m drill, skip with -m "not drill").
@@ -67,6 +68,9 @@ def run_drill(lab, record_property, tmp_path):
         result = _run_drill(scenario, lab=lab.name, **options)
         record_property("mrclab_verdict", result["verdict"])
         record_property("mrclab_run_dir", result["run_dir"])
+        fidelity = result.get("emulation_fidelity", {})
+        record_property("mrclab_emulation_fidelity",
+                        "; ".join([fidelity.get("status", "")] + fidelity.get("reasons", [])))
         for slo in result["slos"]:
             record_property(f"slo_{slo['transport']}_{slo['slo']}", f"{'pass' if slo['pass'] else 'FAIL'} {slo['value']}")
         return result

@@ -1,0 +1,86 @@
+#include "harness/drill/fidelity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+namespace mrclab::harness {
+namespace {
+
+constexpr double kForever = std::numeric_limits<double>::infinity();
+
+// A sample stamped t covers the second (t - 1, t].
+bool Overlaps(const FidelitySample& s, double from, double to) { return s.t > from && s.t - 1 < to; }
+
+}  // namespace
+
+bool Saturated(const FidelitySample& s, const FidelityThresholds& th) {
+  return s.cpu_busy >= th.cpu_busy && (s.run_wait >= th.run_wait || s.late_p99_ms >= th.late_p99_ms);
+}
+
+FidelityReport EvaluateFidelity(const std::vector<FidelitySample>& samples, const std::vector<Interval>& intervals,
+                                const std::vector<std::pair<double, double>>& faults,
+                                const std::vector<double>& routing_downs, const FidelityThresholds& th) {
+  FidelityReport r;
+  r.measured = true;
+  r.thresholds = th;
+  r.samples = static_cast<int>(samples.size());
+  for (const FidelitySample& s : samples) {
+    r.saturated += Saturated(s, th);
+    r.cpu_busy_max = std::max(r.cpu_busy_max, s.cpu_busy);
+    r.run_wait_max = std::max(r.run_wait_max, s.run_wait);
+    r.late_p99_ms_max = std::max(r.late_p99_ms_max, s.late_p99_ms);
+    r.late_max_ms = std::max(r.late_max_ms, s.late_max_ms);
+  }
+  for (const Interval& in : intervals) {
+    IntervalFidelity f{in};
+    for (const FidelitySample& s : samples)
+      if (Overlaps(s, in.from, in.to)) {
+        ++f.seconds;
+        f.saturated += Saturated(s, th);
+      }
+    f.emulator_bound = f.saturated >= th.min_saturated_seconds &&
+                       f.saturated >= th.min_saturated_share * f.seconds;
+    if (f.emulator_bound)
+      r.reasons.push_back("the machine was saturated during " + in.what + " (" + std::to_string(f.saturated) +
+                          " of " + std::to_string(f.seconds) + " s: CPUs busy and the drill's threads waiting " +
+                          "for them), so its step times measured this machine, not the fabric");
+    r.intervals.push_back(f);
+  }
+  for (double t : routing_downs) {
+    bool explained = false;
+    for (auto [applied, reverted] : faults)
+      explained = explained || (t >= applied && t <= (reverted == 0 ? kForever : reverted + kRoutingSettleSeconds));
+    r.unexplained_routing_downs += !explained;
+  }
+  return r;
+}
+
+nlohmann::json ToJson(const FidelityReport& r) {
+  using nlohmann::json;
+  if (!r.measured)
+    return {{"status", "not measured"}, {"why", "simulated time: the machine's speed cannot change the results"}};
+  json intervals = json::array();
+  for (const auto& f : r.intervals)
+    intervals.push_back({{"what", f.interval.what}, {"from", f.interval.from}, {"to", f.interval.to},
+                         {"seconds", f.seconds}, {"saturated_seconds", f.saturated},
+                         {"emulator_bound", f.emulator_bound}});
+  return {{"status", r.ok() ? "ok" : "inconclusive"},
+          {"reasons", r.reasons},
+          {"samples", r.samples},
+          {"saturated_seconds", r.saturated},
+          {"cpu_busy_max", r.cpu_busy_max},
+          {"run_wait_max", r.run_wait_max},
+          {"timer_late_p99_ms_max", r.late_p99_ms_max},
+          {"timer_late_max_ms", r.late_max_ms},
+          {"unexplained_routing_downs", r.unexplained_routing_downs},
+          {"thresholds", {{"cpu_busy", r.thresholds.cpu_busy}, {"run_wait", r.thresholds.run_wait},
+                          {"timer_late_p99_ms", r.thresholds.late_p99_ms},
+                          {"min_saturated_seconds", r.thresholds.min_saturated_seconds},
+                          {"min_saturated_share", r.thresholds.min_saturated_share}}},
+          {"intervals", intervals}};
+}
+
+}  // namespace mrclab::harness

@@ -1,0 +1,42 @@
+#include "harness/job/job_footprint.h"
+
+#include <algorithm>
+#include <set>
+#include <utility>
+
+#include "harness/job/collective_plan.h"
+#include "harness/job/workload.h"
+
+namespace mrclab::harness {
+
+JobFootprint EstimateFootprint(const JobConfig& c, int ports_per_host) {
+  JobFootprint f;
+  f.ranks = static_cast<int>(c.hosts.size()) * c.ranks_per_host;
+  std::vector<CollectiveKind> kinds;
+  for (const auto& spec : c.collectives) kinds.push_back(spec.kind);
+  const StepPlan plan(kinds, f.ranks);
+  std::set<std::pair<int, int>> pairs;
+  for (int r = 0; r < f.ranks; ++r)
+    for (const auto& [peer, count] : plan.ReceivesPerStep(r)) pairs.insert(std::minmax(r, peer));
+  f.qp_pairs = pairs.size();
+  f.source_ports = SourcePortsNeeded(c, f.qp_pairs);
+  // Each QP pair's two ends open one socket per source port they use.
+  f.sockets = c.hosts.size() * static_cast<size_t>(ports_per_host) + 2 * f.source_ports;
+
+  // As Workload allocates them: per collective N chunks of the rounded-up chunk size.
+  const uint64_t n = static_cast<uint64_t>(f.ranks);
+  uint64_t slot_bytes = 0, per_rank = 0, shared = 0;
+  for (const auto& spec : c.collectives) {
+    const uint64_t chunk = std::max<uint64_t>(4, (spec.bytes + 4 * n - 1) / (4 * n) * 4);
+    slot_bytes = std::max(slot_bytes, chunk);
+    if (c.payload == PayloadMode::kVirtual)
+      shared += chunk * n;
+    else
+      per_rank += chunk * n * (spec.kind == CollectiveKind::kAllToAll ? 2 : 1);
+  }
+  const uint64_t slots = c.payload == PayloadMode::kVirtual ? 1 : static_cast<uint64_t>(plan.slots());
+  f.buffer_bytes = shared + n * (per_rank + slots * slot_bytes);
+  return f;
+}
+
+}  // namespace mrclab::harness

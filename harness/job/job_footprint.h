@@ -1,0 +1,25 @@
+// What a training job will hold before it runs: QP pairs, udp source ports, sockets and buffer
+// memory, computed from its JobConfig alone (no lab, no sockets). `mrclab drill --check` and
+// the drill's start compare it with the machine's limits, so a job that cannot get what it
+// needs is refused before any transport runs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "harness/job/job_types.h"
+
+namespace mrclab::harness {
+
+struct JobFootprint {
+  int ranks = 0;
+  size_t qp_pairs = 0;
+  size_t source_ports = 0;  // udp EVs: distinct source ports (SourcePortsNeeded)
+  size_t sockets = 0;       // real-time driver: one per host port, plus one per udp EV route
+  uint64_t buffer_bytes = 0;  // collective inputs, outputs and landing slots of every rank
+};
+
+// `ports_per_host`: how many planes a host is attached to (one receive socket each).
+JobFootprint EstimateFootprint(const JobConfig& config, int ports_per_host);
+
+}  // namespace mrclab::harness
