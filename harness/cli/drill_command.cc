@@ -37,10 +37,14 @@ int Check(const Scenario& s, const DrillArgs& a) {
   for (const auto* h : plan.Hosts()) lab_hosts.push_back(h->name);
   const size_t job_hosts = JobHosts(s, lab_hosts).size();
   const std::vector<TransportFootprint> jobs = CheckJobResources(s, plan, kind);
+  // A real-time lab: what the job asks of this machine (measured once, then cached).
+  const MachineCheck machine = kind == emulator::BackendKind::kNetns
+                                   ? CheckMachineCapacity(s, plan, !a.json && !a.quiet)
+                                   : MachineCheck{};
   if (a.json) {
     std::cout << nlohmann::json{{"scenario", s.name}, {"lab", plan.name}, {"backend", backend},
-                                {"job_hosts", job_hosts}, {"jobs", ToJson(jobs)}, {"faults", faults.ToJson()},
-                                {"schedule_seconds", faults.end_seconds}}.dump(2)
+                                {"job_hosts", job_hosts}, {"jobs", ToJson(jobs)}, {"capacity", machine.json},
+                                {"faults", faults.ToJson()}, {"schedule_seconds", faults.end_seconds}}.dump(2)
               << "\n";
     return 0;
   }
@@ -52,6 +56,7 @@ int Check(const Scenario& s, const DrillArgs& a) {
     std::printf("  job %-8s %d ranks, %zu QP pairs, %zu udp source ports, %zu sockets, %.1f MiB buffers\n",
                 name.c_str(), f.ranks, f.qp_pairs, f.source_ports, f.sockets,
                 static_cast<double>(f.buffer_bytes) / (1 << 20));
+  for (const auto& line : machine.lines) std::printf("%s\n", line.c_str());
   for (const auto& f : faults.faults) {
     std::printf("  at %6.2f s  %s", f.windows.front().apply, f.description.c_str());
     if (f.windows.front().revert != kUntilEnd)
@@ -82,7 +87,10 @@ void AddDrillCommand(CLI::App& app, int& exit_status) {
                   "(virtual time; no FRR). Default: the scenario's backend key, else netns")
       ->check(CLI::IsMember({"netns", "ns3"}));
   cmd->add_flag("--keep-lab", a.options.keep_lab, "Leave a lab the drill deployed in place");
-  cmd->add_flag("--check", a.check, "Validate the scenario and show its fault plan; change nothing");
+  cmd->add_flag("--check", a.check,
+                "Validate the scenario, show its fault plan, each job's footprint and (emulated labs) its demand on "
+                "this machine's measured capacity; change nothing (the first check on a machine measures it with a "
+                "small lab of its own, about 6 s, then caches the figure)");
   cmd->add_flag("--report", a.report, "Also write report.html and report.md into the run directory");
   cmd->add_flag("--json", a.json, "Print result.json instead of the summary");
   cmd->add_flag("-q,--quiet", a.quiet, "No progress lines on stderr");

@@ -4,6 +4,7 @@
 
 #include "emulator/lab_spec.h"
 #include "emulator/netns/interrupt.h"
+#include "harness/cli/capacity_command.h"
 #include "harness/cli/drill_command.h"
 #include "harness/cli/fault_command.h"
 #include "harness/cli/lab_commands.h"
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   mrclab::harness::AddPerfCommand(app, exit_status);
   mrclab::harness::AddFaultCommand(app, exit_status);
   mrclab::harness::AddDrillCommand(app, exit_status);
+  mrclab::harness::AddCapacityCommand(app, exit_status);
   mrclab::harness::AddReportCommands(app, exit_status);
   mrclab::emulator::netns::InstallInterruptHandlers();
   try {

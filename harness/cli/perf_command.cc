@@ -6,7 +6,7 @@
 
 #include "emulator/netns/lab_state.h"
 #include "emulator/resolved_lab.h"
-#include "harness/job/ev_plan.h"
+#include "harness/job/perf_plan.h"
 #include "mrc/asio/perf.h"
 
 namespace mrclab::harness {
@@ -26,18 +26,12 @@ struct PerfArgs {
 };
 
 mrc::PerfConfig BuildConfig(const ResolvedLab& lab, const PerfArgs& a) {
-  if (a.src == a.dst) throw std::invalid_argument("source and destination are the same host");
-  mrc::PerfConfig config;
-  config.transport = a.transport == "rc" ? mrc::TransportMode::kRc : mrc::TransportMode::kMrc;
-  config.ev_mode = *mrc::ParseEvMode(a.ev_mode);
+  mrc::PerfConfig config = PerfConfigBetween(lab, a.src, a.dst,
+                                             a.transport == "rc" ? mrc::TransportMode::kRc : mrc::TransportMode::kMrc,
+                                             *mrc::ParseEvMode(a.ev_mode), a.evs);
   config.message_bytes = a.msg;
   config.total_bytes = a.size;
   config.duration_seconds = a.duration;
-  const HostPairPlan plan = PlanEvs(lab, a.src, a.dst, config.ev_mode, a.evs);
-  for (const auto& p : plan.a_ports) config.client_ports.push_back({p.netns, p.local_address, p.plane});
-  for (const auto& p : plan.b_ports) config.server_ports.push_back({p.netns, p.local_address, p.plane});
-  for (const auto& e : plan.a_to_b) config.evs.push_back({e.plane, e.destination, e.udp_source_port});
-  for (const auto& e : plan.b_to_a) config.reverse_evs.push_back({e.plane, e.destination, e.udp_source_port});
   return config;
 }
 

@@ -44,7 +44,8 @@ json RunJson(const TransportRun& run, const Scenario& s) {
 }
 
 void PrintSummary(const std::vector<TransportRun>& runs, const std::vector<SloResult>& slos,
-                  const FidelityReport& fidelity, const Scenario& s, const std::string& dir, const std::string& verdict) {
+                  const FidelityReport& fidelity, const MachineCheck& machine, const Scenario& s,
+                  const std::string& dir, const std::string& verdict) {
   std::string upper = verdict;
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   std::printf("drill %s: %s\n", s.name.c_str(), upper.c_str());
@@ -72,11 +73,13 @@ void PrintSummary(const std::vector<TransportRun>& runs, const std::vector<SloRe
     std::printf("  SLO %-20s %-6s %s  value %.4g  max %.4g%s\n", r.slo.c_str(), r.transport.c_str(),
                 r.pass ? "pass" : "FAIL", r.value, r.max, r.detail.empty() ? "" : ("  (" + r.detail + ")").c_str());
   if (fidelity.measured)
-    std::printf("  emulation fidelity %s: CPUs busy up to %.0f%%, threads waiting up to %.0f%%, timer late p99 up to "
-                "%.1f ms; %d of %d s saturated; %d routing session(s) down with no fault\n",
-                fidelity.ok() ? "ok" : "INCONCLUSIVE", 100 * fidelity.cpu_busy_max, 100 * fidelity.run_wait_max,
-                fidelity.late_p99_ms_max, fidelity.saturated, fidelity.samples, fidelity.unexplained_routing_downs);
+    std::printf("  emulation fidelity %s: CPUs busy up to %.0f%% (steal %.0f%%), threads waiting up to %.0f%%, timer "
+                "late p99 up to %.1f ms; %d of %d s saturated; %d routing session(s) down with no fault\n",
+                fidelity.ok() ? "ok" : "INCONCLUSIVE", 100 * fidelity.cpu_busy_max, 100 * fidelity.steal_max,
+                100 * fidelity.run_wait_max, fidelity.late_p99_ms_max, fidelity.saturated, fidelity.samples,
+                fidelity.unexplained_routing_downs);
   for (const auto& reason : fidelity.reasons) std::printf("    %s\n", reason.c_str());
+  for (const auto& line : machine.lines) std::printf("  %s\n", line.c_str());
   std::printf("results: %s\n", dir.c_str());
 }
 
@@ -119,6 +122,7 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
   const emulator::ResolvedLab& lab = backend->lab();
   const FaultPlan plan = PlanFaults(s, lab);  // every target checked before anything changes
   CheckJobResources(s, lab, backend->kind());   // and every transport's job fits the machine
+  const MachineCheck machine = backend->TimeBase() == "unix" ? CheckMachineCapacity(s, lab, o.progress) : MachineCheck{};
   std::vector<TransportSpec> transports;
   for (const auto& t : s.transports)
     if (o.transports.empty() || std::find(o.transports.begin(), o.transports.end(), t.name) != o.transports.end())
@@ -226,12 +230,13 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
                 {"transports", runs_json},
                 {"slos", slo_json},
                 {"emulation_fidelity", ToJson(fidelity)},
+                {"capacity", machine.json},
                 {"verdict", verdict},
                 {"run_dir", recorder.dir()}};
   recorder.WriteResult(out.result);
   recorder.WriteJunit(s.name, slos, fidelity, finished - started);
   recorder.Event({{"type", "drill"}, {"phase", "end"}, {"verdict", verdict}});
-  if (o.summary) PrintSummary(runs, slos, fidelity, s, recorder.dir(), verdict);
+  if (o.summary) PrintSummary(runs, slos, fidelity, machine, s, recorder.dir(), verdict);
   return out;
 }
 

@@ -14,8 +14,20 @@ TEST(Fidelity, BusyCpusAloneOrOneLateTimerAreNotSaturation) {
   EXPECT_FALSE(Saturated(Calm(1)));
   EXPECT_TRUE(Saturated(Hogged(1)));
   EXPECT_FALSE(Saturated({1, 0.99, 0, 0.05, 0.5, 1}));    // busy forwarding, threads not waiting
-  EXPECT_FALSE(Saturated({1, 0.60, 0, 0.50, 20, 40}));    // late timers but CPUs to spare
-  EXPECT_TRUE(Saturated({1, 0.97, 0, 0.05, 6, 9}));       // busy and timers late
+  EXPECT_FALSE(Saturated({1, 0.60, 0, 0.50, 8, 40}));     // somewhat late timers, CPUs to spare
+  EXPECT_EQ(Classify({1, 0.97, 0, 0.05, 6, 9}), Saturation::kBusy);      // busy and timers late
+  EXPECT_EQ(Classify({1, 0.75, 0.45, 0.5, 51, 129}), Saturation::kSteal);  // a VM on a busy host
+  EXPECT_EQ(Classify({1, 0.60, 0.05, 0.3, 25, 60}), Saturation::kLate);   // timers tens of ms late
+}
+
+TEST(Fidelity, TheReasonNamesWhatSaturatedTheMachine) {
+  std::vector<FidelitySample> samples;
+  for (int t = 1; t <= 10; ++t) samples.push_back({double(t), 0.75, 0.45, 0.5, 51, 129});
+  const FidelityReport r = EvaluateFidelity(samples, {{"rc baseline", 0, 10}}, {}, {});
+  ASSERT_EQ(r.reasons.size(), 1u);
+  EXPECT_EQ(r.reasons[0], "the machine was saturated during rc baseline (10 of 10 s: the hypervisor taking the "
+                          "CPUs (steal) 10 s), so its step times measured this machine, not the fabric");
+  EXPECT_DOUBLE_EQ(r.steal_max, 0.45);
 }
 
 TEST(Fidelity, AFaultWindowOnASaturatedMachineIsInconclusive) {

@@ -1,8 +1,12 @@
 #include "harness/drill/job_resources.h"
 
+#include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "emulator/host_machine.h"
+#include "emulator/netns/interrupt.h"
+#include "harness/drill/capacity_probe.h"
 #include "harness/job/workload.h"
 
 namespace mrclab::harness {
@@ -74,6 +78,61 @@ nlohmann::json ToJson(const std::vector<TransportFootprint>& footprints) {
   for (const auto& [name, f] : footprints)
     out.push_back({{"transport", name}, {"ranks", f.ranks}, {"qp_pairs", f.qp_pairs},
                    {"source_ports", f.source_ports}, {"sockets", f.sockets}, {"buffer_bytes", f.buffer_bytes}});
+  return out;
+}
+
+std::vector<TransportDemand> CheckCapacity(const Scenario& s, const emulator::ResolvedLab& lab,
+                                           const MachineCapacity& capacity) {
+  std::vector<TransportDemand> out;
+  for (const TransportSpec& t : s.transports) {
+    const JobConfig job = MakeJobConfig(s, lab, t);
+    const JobDemand d = EstimateDemand(job, lab, capacity);
+    if (auto why = DoesNotFit(job, d, capacity)) throw ScenarioError(s.file, "job.collectives", *why);
+    out.push_back({t.name, d});
+  }
+  return out;
+}
+
+nlohmann::json CapacityJson(const MachineCapacity& capacity, const std::vector<TransportDemand>& demands) {
+  nlohmann::json per = nlohmann::json::object();
+  for (const auto& [name, d] : demands) per[name] = ToJson(d);
+  return {{"machine", ToJson(capacity)}, {"transports", per}};
+}
+
+std::string DescribeDemand(const TransportDemand& t) {
+  const JobDemand& d = t.demand;
+  char buf[320];
+  if (d.fabric_seconds <= 0)
+    std::snprintf(buf, sizeof(buf), "%s: %llu packets per step, about %.3f s of this machine's forwarding (links "
+                  "not shaped: this machine sets the step time)", t.transport.c_str(),
+                  static_cast<unsigned long long>(d.packets_per_step), d.machine_seconds);
+  else
+    std::snprintf(buf, sizeof(buf), "%s: %llu packets per step: %.3f s at link_rate, about %.3f s on this machine "
+                  "(scale factor %.1f: %s)", t.transport.c_str(), static_cast<unsigned long long>(d.packets_per_step),
+                  d.fabric_seconds, d.machine_seconds, d.scale_factor,
+                  d.scale_factor > 1 ? "this machine, not link_rate, sets the transfer time" : "link_rate does");
+  return buf;
+}
+
+MachineCheck CheckMachineCapacity(const Scenario& s, const emulator::ResolvedLab& lab, bool progress) {
+  MachineCheck out;
+  try {
+    const MachineCapacity machine = CapacityFor(s.job.mtu, false, progress);
+    const std::vector<TransportDemand> demands = CheckCapacity(s, lab, machine);
+    out.json = CapacityJson(machine, demands);
+    char line[200];
+    std::snprintf(line, sizeof(line), "capacity: this machine forwards %.2fM packet-hops/s at mtu %u (`mrclab capacity`)",
+                  machine.packet_hops_per_second / 1e6, machine.mtu);
+    out.lines.push_back(line);
+    for (const auto& d : demands) out.lines.push_back("  " + DescribeDemand(d));
+  } catch (const emulator::LabError&) {
+    throw;
+  } catch (const emulator::netns::Interrupted&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    out.json = {{"not_measured", e.what()}};
+    out.lines.push_back(std::string("capacity: not measured: ") + e.what());
+  }
   return out;
 }
 

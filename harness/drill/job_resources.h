@@ -7,9 +7,10 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include "emulator/resolved_lab.h"
+#include "harness/drill/capacity_model.h"
 #include "harness/drill/scenario.h"
 #include "harness/job/job_footprint.h"
 
@@ -29,5 +30,29 @@ std::vector<TransportFootprint> CheckJobResources(const Scenario& s, const emula
                                                   emulator::BackendKind backend);
 
 nlohmann::json ToJson(const std::vector<TransportFootprint>& footprints);
+
+struct TransportDemand {
+  std::string transport;
+  JobDemand demand;
+};
+
+// Each transport's demand on this machine (capacity_model.h); throws ScenarioError naming
+// job.collectives when a step could not finish within job.step_timeout here.
+std::vector<TransportDemand> CheckCapacity(const Scenario& s, const emulator::ResolvedLab& lab,
+                                           const MachineCapacity& capacity);
+
+// The capacity section of result.json and `--check --json`.
+nlohmann::json CapacityJson(const MachineCapacity& capacity, const std::vector<TransportDemand>& demands);
+// One line per transport for the summary and --check.
+std::string DescribeDemand(const TransportDemand& d);
+
+struct MachineCheck {
+  nlohmann::json json;             // result.json's "capacity" (null: not a real-time lab)
+  std::vector<std::string> lines;  // for --check and the summary
+};
+// Real-time labs: this machine's capacity (capacity_probe.h: cached, else measured) against
+// every transport's job. Throws ScenarioError when a job does not fit, Interrupted on Ctrl-C;
+// a machine that cannot be measured (not root, ...) is noted in the result, not refused.
+MachineCheck CheckMachineCapacity(const Scenario& s, const emulator::ResolvedLab& lab, bool progress);
 
 }  // namespace mrclab::harness

@@ -176,8 +176,11 @@ void RunRecorder::WriteFidelity(const std::vector<FidelitySample>& samples) {
   std::string csv = "t,cpu_busy,steal,run_wait,timer_late_p99_ms,timer_late_max_ms,saturated\n";
   char line[160];
   for (const auto& s : samples) {
-    std::snprintf(line, sizeof(line), "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%d\n", s.t, s.cpu_busy, s.steal, s.run_wait,
-                  s.late_p99_ms, s.late_max_ms, Saturated(s) ? 1 : 0);
+    const Saturation cause = Classify(s);
+    std::snprintf(line, sizeof(line), "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%s\n", s.t, s.cpu_busy, s.steal, s.run_wait,
+                  s.late_p99_ms, s.late_max_ms,
+                  cause == Saturation::kNone ? "" : cause == Saturation::kBusy ? "busy"
+                                                 : cause == Saturation::kSteal ? "steal" : "late");
     csv += line;
   }
   WriteAtomically(dir_ + "/fidelity.csv", csv);

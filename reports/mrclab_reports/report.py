@@ -123,8 +123,34 @@ def routing_table(run, limit=200):
                  note=f"First {limit} of {len(events)} changes." if len(events) > limit else "")
 
 
+def capacity_table(run):
+    """Each transport's demand on this machine (result.json capacity): is link_rate or the machine
+    what sets the step time?"""
+    cap = run.result.get("capacity")
+    if not cap:
+        return None
+    if "not_measured" in cap:
+        return Text(f"This machine's capacity was not measured: {cap['not_measured']}.", "note")
+    machine = cap.get("machine", {})
+    rows = []
+    for name, d in (cap.get("transports") or {}).items():
+        factor = d.get("scale_factor", 0)
+        rows.append([name, fmt_number(d.get("packets_per_step", 0)),
+                     fmt_seconds(d["fabric_seconds"]) if d.get("fabric_seconds") else "not shaped",
+                     fmt_seconds(d.get("machine_seconds", 0)),
+                     Cell(f"{factor:.1f}", "worse" if factor > 1 else "") if factor else "–"])
+    return Table(["transport", "data packets per step", "at link_rate", "on this machine", "scale factor"], rows,
+                 caption=f"This machine forwards {machine.get('packet_hops_per_second', 0) / 1e6:.2f}M packet-hops/s "
+                         f"at mtu {machine.get('mtu', '–')} (`mrclab capacity`). Scale factor = time on this machine "
+                         "/ time at link_rate: above 1, this machine, not link_rate, sets the step time, so absolute "
+                         "step times are that much slower than the emulated fabric's.")
+
+
 def fidelity_section(s, run):
-    """Whether this machine kept up (result.json emulation_fidelity, fidelity.csv)."""
+    """Whether this machine kept up (result.json emulation_fidelity, fidelity.csv) and what the
+    job asked of it (capacity)."""
+    if (table := capacity_table(run)) is not None:
+        s.add(table)
     f = run.result.get("emulation_fidelity")
     if not f:
         s.add(Text("Not recorded (a run directory of an older mrclab).", "note"))
@@ -137,10 +163,13 @@ def fidelity_section(s, run):
     s.add(Text("OK: the machine kept up with the lab during the baseline and every fault window." if ok else
                "INCONCLUSIVE: " + "; ".join(f.get("reasons", [])) + ".", "pass" if ok else "fail"))
     caption = (f"A second is saturated when the CPUs were at least {100 * th['cpu_busy']:.0f}% busy and the "
-               f"drill's threads waited for a CPU at least {100 * th['run_wait']:.0f}% of the time they wanted one, "
-               f"or its 2 ms timer woke up {th['timer_late_p99_ms']:g} ms late (p99).") if th else ""
+               f"drill's threads waited for a CPU at least {100 * th['run_wait']:.0f}% of the time they wanted one "
+               f"(or its 2 ms timer's p99 lateness reached {th['timer_late_p99_ms']:g} ms); when the hypervisor took "
+               f"at least {100 * th.get('steal', 0):.0f}% of the CPUs; or when the timer's p99 lateness reached "
+               f"{th.get('very_late_p99_ms', 0):g} ms however idle the CPUs were.") if th else ""
     s.add(Table(["figure", "value"], [
         ["CPUs busy, max over the seconds", f"{100 * f.get('cpu_busy_max', 0):.0f}%"],
+        ["CPUs taken by the hypervisor (steal), max", f"{100 * f.get('steal_max', 0):.0f}%"],
         ["drill threads waiting for a CPU, max", f"{100 * f.get('run_wait_max', 0):.0f}%"],
         ["timer wake-up delay p99, max", f"{f.get('timer_late_p99_ms_max', 0):.2f} ms"],
         ["saturated seconds", f"{f.get('saturated_seconds', 0)} of {f.get('samples', 0)}"],

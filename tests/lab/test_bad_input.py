@@ -1,6 +1,8 @@
 """Bad input and a hostile environment: one clear line naming file, field and reason; exit 2;
 nothing deployed, nothing left."""
+import json
 import os
+import re
 import resource
 import subprocess
 
@@ -118,3 +120,27 @@ def test_check_refuses_a_job_this_machine_cannot_hold(tmp_path):
     out = mrclab("drill", huge, "--check", check=False)
     assert out.returncode == 2 and ": job.collectives: the job's buffers need " in out.stderr
     assert "use smaller sizes, fewer hosts, or payload: virtual" in out.stderr
+
+
+def test_capacity_check_refuses_a_step_this_machine_cannot_finish(tmp_path):
+    """The capacity model: a step needing more of this machine's forwarding than the watchdog
+    allows is refused (with what would fit) by --check and by the drill, before anything is
+    deployed; a step that fits is shown with its scale factor."""
+    bad = write(tmp_path, f"name: t-capacity\nlab: {ROOT / 'labs' / 'clos2.yaml'}\n"
+                          "job: {collectives: [{kind: all_reduce, size: 128MiB}], compute: 20ms, step_timeout: 200ms}\n"
+                          "transports: [mrc]\n", "capacity.yaml")
+    for args in (["--check"], ["--metrics", "off", "--out", tmp_path / "runs"]):
+        out = mrclab("drill", bad, *args, check=False)
+        assert out.returncode == 2 and out.stdout == "", out.stdout
+        line = out.stderr.strip().splitlines()[-1]
+        assert line.startswith(f"mrclab: error: {bad}: job.collectives: a step sends 1835008 packets over 4-link "
+                               "paths: about "), line
+        assert "packet-hops/s at mtu 1024, `mrclab capacity`), over job.step_timeout (0.2 s); collective sizes " \
+               "of at most " in line and line.endswith("% of these would fit, or fewer hosts, or a larger job.mtu")
+    assert not (tmp_path / "runs").exists() and not namespaces_of("clos2") and not namespaces_of("mrclab-capacity")
+    capacity = json.loads(mrclab("capacity", "--json").stdout)
+    assert capacity["cached"] and capacity["packet_hops_per_second"] > 0 and capacity["mtu"] == 1024
+    ok = mrclab("drill", ROOT / "scenarios" / "default.yaml", "--check")
+    assert re.search(r"capacity: this machine forwards [0-9.]+M packet-hops/s at mtu 1024", ok.stdout)
+    assert re.search(r"  mrc: 14336 packets per step: 0\.007 s at link_rate, about [0-9.]+ s on this machine "
+                     r"\(scale factor [0-9.]+: ", ok.stdout), ok.stdout

@@ -74,7 +74,7 @@ def assert_faults_applied_and_reverted(evs, kinds):
 
 
 def test_default_drill_mrc_rides_through_and_rc_does_not(lab, tmp_path):
-    out = drill(ROOT / "scenarios" / "default.yaml", tmp_path)
+    out = drill(ROOT / "scenarios" / "default.yaml", tmp_path, check=False)
     d = run_dir(tmp_path)
     result = json.loads((d / "result.json").read_text())
     slos = {(s["slo"], s["transport"]): s for s in result["slos"]}
@@ -246,8 +246,14 @@ def test_a_machine_saturated_during_a_fault_window_makes_the_drill_inconclusive(
     in result.json); the same drill without them is judged on its SLOs."""
     scenario = tmp_path / "fidelity.yaml"
     scenario.write_text(short_scenario("fidelity") + GRAY_WINDOW)
-    calm = drill(scenario, tmp_path / "calm", "--json", check=False)
-    result = json.loads(calm.stdout)
+    # The control run. A hypervisor starving this VM (steal, timers tens of ms late) makes it
+    # honestly inconclusive too; only that cause is tried again.
+    for attempt in range(3):
+        calm = drill(scenario, tmp_path / f"calm{attempt}", "--json", check=False)
+        result = json.loads(calm.stdout)
+        reasons = result["emulation_fidelity"].get("reasons", [])
+        if not reasons or any("CPUs busy" in r for r in reasons):
+            break
     assert calm.returncode == 0 and result["verdict"] == "pass", result["emulation_fidelity"]
     assert result["emulation_fidelity"]["status"] == "ok"
     assert result["emulation_fidelity"]["samples"] > 5
