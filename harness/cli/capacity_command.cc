@@ -21,11 +21,11 @@ void AddCapacityCommand(CLI::App& app, int& exit_status) {
   cmd->footer(
       "Measures by deploying a lab of its own (mrclab-capacity: 1 spine, 2 leaves, 2 hosts, links shaped at\n"
       "100 Gbit/s), running MRC between its hosts through the spine (best of three 1 s rounds) and\n"
-      "destroying it: about 6 s, as root. The figure is packet-hops per second (packets delivered end to end x 4 links), cached per\n"
-      "machine and MTU in /var/cache/mrclab/capacity.json ($MRCLAB_CACHE_DIR). `mrclab drill --check`\n"
-      "compares each job's packets per step with it: a step that this machine could not finish within\n"
-      "job.step_timeout is refused; otherwise the scale factor says whether link_rate or this machine\n"
-      "sets the step time.\n"
+      "destroying it: about 6 s, as root. The figure is packet-hops per second (packets delivered end to\n"
+      "end x 4 links), cached per machine and MTU in /var/cache/mrclab/capacity.json ($MRCLAB_CACHE_DIR).\n"
+      "`mrclab drill --check` compares each job's packets per step with it: a step that this machine\n"
+      "could not finish within job.step_timeout is refused; otherwise the scale factor says whether\n"
+      "link_rate or this machine sets the step time.\n"
       "Example: mrclab capacity --mtu 4096 --refresh");
   cmd->callback([&exit_status] {
     const bool cached = !refresh && CachedCapacity(mtu).has_value();

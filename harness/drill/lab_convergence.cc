@@ -70,4 +70,18 @@ std::set<std::string> DifferingSwitches(const RoutingSnapshot& baseline, const R
   return out;
 }
 
+std::vector<std::string> RouteDifferences(const RoutingSnapshot& baseline, const RoutingSnapshot& now, size_t limit) {
+  std::vector<std::string> out;
+  const std::set<std::string> none;
+  for (const auto& [name, routes] : baseline) {
+    auto it = now.find(name);
+    const std::set<std::string>& current = it == now.end() ? none : it->second;
+    for (const auto& r : routes)
+      if (!current.count(r) && out.size() < limit) out.push_back(name + ": missing " + r);
+    for (const auto& r : current)
+      if (!routes.count(r) && out.size() < limit) out.push_back(name + ": extra " + r);
+  }
+  return out;
+}
+
 }  // namespace mrclab::harness

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "emulator/resolved_lab.h"
 
@@ -20,5 +21,9 @@ RoutingSnapshot SnapshotBgpRoutes(const emulator::ResolvedLab& lab);
 
 // Switches whose routes differ from `baseline` (empty: converged).
 std::set<std::string> DifferingSwitches(const RoutingSnapshot& baseline, const RoutingSnapshot& now);
+
+// What differs, for the record of a lab that did not converge: "p0-spine0: missing ROUTE" /
+// "p0-spine0: extra ROUTE", at most `limit` lines.
+std::vector<std::string> RouteDifferences(const RoutingSnapshot& baseline, const RoutingSnapshot& now, size_t limit);
 
 }  // namespace mrclab::harness

@@ -86,17 +86,20 @@ class NetnsBackend : public DrillBackend {
   void WaitUntilConverged(const EventFn& on_event, bool progress) override {
     if (!baseline_) baseline_ = SnapshotBgpRoutes(plan_);
     const auto start = Clock::now();
-    std::set<std::string> differing = DifferingSwitches(*baseline_, SnapshotBgpRoutes(plan_));
+    RoutingSnapshot now = SnapshotBgpRoutes(plan_);
+    std::set<std::string> differing = DifferingSwitches(*baseline_, now);
     while (!differing.empty() && Clock::now() - start < std::chrono::seconds(60)) {
       nx::ThrowIfInterrupted();
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      differing = DifferingSwitches(*baseline_, SnapshotBgpRoutes(plan_));
+      now = SnapshotBgpRoutes(plan_);
+      differing = DifferingSwitches(*baseline_, now);
     }
     std::string names;
     for (const auto& n : differing) names += (names.empty() ? "" : ", ") + n;
     const double waited = std::chrono::duration<double>(Clock::now() - start).count();
     on_event({{"type", "drill"}, {"phase", differing.empty() ? "lab converged" : "lab not converged"},
-              {"waited_seconds", waited}, {"differing", names}});
+              {"waited_seconds", waited}, {"differing", names},
+              {"differences", RouteDifferences(*baseline_, now, 20)}});
     if (!differing.empty() && progress)
       std::fprintf(stderr, "drill: warning: routes of %s still differ from the start after 60 s; going on\n",
                    names.c_str());
