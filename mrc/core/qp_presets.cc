@@ -23,10 +23,10 @@ QpConfig BaseConfig(TransportMode transport, const std::vector<int>& ev_planes, 
 QpConfig RealtimeQpConfig(TransportMode transport, const std::vector<int>& ev_planes, uint32_t mtu) {
   QpConfig q = BaseConfig(transport, ev_planes, mtu);
   q.rto.initial_rto = Duration::Milliseconds(10);
-  q.rto.min_rto = Duration::Milliseconds(4);
+  q.rto.min_rto = Duration::Milliseconds(25);
   q.rto.max_rto = Duration::Milliseconds(200);
   q.rc_ack_timeout = Duration::Milliseconds(8);
-  q.reorder_window_min = Duration::Milliseconds(2);
+  q.reorder_window_min = Duration::Milliseconds(10);
   q.reorder_window_rtt_fraction = 0.5;
   q.ack_delay = Duration::Microseconds(50);
   q.ack_request_every = 8;
