@@ -84,10 +84,13 @@ void PrintSummary(const std::vector<TransportRun>& runs, const std::vector<SloRe
 }
 
 // What the fidelity guard judges: each transport's baseline and every fault window (until its
-// revert plus the settle time; a fault left until the end, until the transport's last step).
+// revert plus the settle time; a fault left until the end, until the transport's last step),
+// and the whole job of a transport that was interrupted (was it the fabric or this machine?).
 std::vector<Interval> JudgedIntervals(const std::vector<TransportRun>& runs) {
   std::vector<Interval> out;
   for (const auto& run : runs) {
+    if (run.job.state == JobState::kInterrupted && run.ended > run.started)
+      out.push_back({run.transport.name + " job until it was interrupted", run.started, run.ended});
     double from = 0, to = 0, last = 0;
     for (const auto& st : run.steps) {
       last = std::max(last, st.record.end);

@@ -176,6 +176,7 @@ TransportRun RunTransport(const TransportRunContext& ctx, const TransportSpec& t
                  std::string(mrc::ToString(transport.ev_mode)).c_str(), transport.evs);
   {
     FaultExecutor faults(ctx, *job, run);
+    run.started = backend.Now();
     job->Start();
     auto running = [&] { return job->state() == JobState::kRunning; };
     const double drill_deadline = backend.Now() + s.max_duration_seconds;
@@ -221,6 +222,7 @@ TransportRun RunTransport(const TransportRunContext& ctx, const TransportSpec& t
     backend.RunUntil(backend.Now() + job_timeout + 5, [&] { return !running(); });
     run.job = job->Wait();
   }
+  run.ended = backend.Now();
   run.cpu_seconds = mrc::ProcessCpuSeconds() - cpu0;
   ctx.recorder.Event({{"type", "job_state"}, {"job", name}, {"state", ToString(run.job.state)},
                       {"reason", run.job.reason}, {"steps", run.job.steps}});

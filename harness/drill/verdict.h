@@ -38,6 +38,7 @@ struct TransportRun {
   std::vector<RecordedStep> steps;
   std::vector<FaultRecord> faults;
   double cpu_seconds = 0;
+  double started = 0, ended = 0;  // the job's start and end on the backend's clock
 };
 
 struct StepStats {
