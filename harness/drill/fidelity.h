@@ -12,11 +12,11 @@
 //   late    timers woke up so late that the transport's own timers (ms) cannot work.
 //
 // A fault window (applied .. reverted + kSettleSeconds), a transport's baseline, or the whole
-// job of a transport that was interrupted is emulator-bound when at least min_saturated_seconds of it, and at least min_saturated_share of
-// its seconds, were saturated. Then the drill's verdict is `inconclusive`: its step times
-// measured the machine, not the fabric. Routing sessions that went down with no fault to
-// explain it (none applied, none reverted in the last kRoutingSettleSeconds) are counted and
-// reported; they do not change the verdict.
+// job of a transport that was interrupted is emulator-bound when at least min_saturated_seconds
+// of it, and at least min_saturated_share of its seconds, were saturated. Then the drill's
+// verdict is `inconclusive`: its step times measured the machine, not the fabric. Routing
+// sessions that went down with no fault to explain it (none applied, none reverted in the last
+// kRoutingSettleSeconds) are counted and reported; they do not change the verdict.
 #pragma once
 
 #include <string>
