@@ -6,13 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/job/collective_plan.h"
+
 namespace mrclab::harness {
 namespace {
-
-// Messages a rank sends per step in one collective of n ranks (collective_plan.h).
-uint64_t SendsPerRank(CollectiveKind kind, uint64_t n) {
-  return kind == CollectiveKind::kAllReduce ? 2 * (n - 1) : n - 1;
-}
 
 // The longest host-to-host path: through a spine when the lab has one.
 int PathLinks(const emulator::ResolvedLab& lab) {
@@ -49,10 +46,14 @@ JobDemand EstimateDemand(const JobConfig& job, const emulator::ResolvedLab& lab,
   JobDemand d;
   const uint64_t n = job.hosts.size() * static_cast<uint64_t>(job.ranks_per_host);
   const uint64_t mtu = std::max<uint32_t>(job.mtu, 1);
+  std::vector<CollectiveKind> kinds;
+  for (const auto& c : job.collectives) kinds.push_back(c.kind);
+  const StepPlan plan(kinds, static_cast<int>(n));
   uint64_t rank_bytes = 0, rank_packets = 0;
-  for (const auto& c : job.collectives) {
-    const uint64_t chunk = std::max<uint64_t>(4, (c.bytes + 4 * n - 1) / (4 * n) * 4);  // as Workload cuts it
-    const uint64_t sends = SendsPerRank(c.kind, n);
+  for (size_t c = 0; c < kinds.size(); ++c) {
+    const uint64_t chunk = ChunkBytes(job.collectives[c].bytes, n);
+    uint64_t sends = 0;  // every rank sends alike
+    for (size_t k = 0; k < plan.phases(c); ++k) sends += plan.At(0, c, k).sends.size();
     rank_bytes += sends * chunk;
     rank_packets += sends * ((chunk + mtu - 1) / mtu);
   }

@@ -125,7 +125,8 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
   const emulator::ResolvedLab& lab = backend->lab();
   const FaultPlan plan = PlanFaults(s, lab);  // every target checked before anything changes
   CheckJobResources(s, lab, backend->kind());   // and every transport's job fits the machine
-  const MachineCheck machine = backend->TimeBase() == "unix" ? CheckMachineCapacity(s, lab, o.progress) : MachineCheck{};
+  const bool real_time = backend->TimeBase() == "unix";
+  const MachineCheck machine = real_time ? CheckMachineCapacity(s, lab, o.progress) : MachineCheck{};
   std::vector<TransportSpec> transports;
   for (const auto& t : s.transports)
     if (o.transports.empty() || std::find(o.transports.begin(), o.transports.end(), t.name) != o.transports.end())
@@ -147,7 +148,7 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
   // Real time: the machine itself is watched (fidelity.h); routing sessions going down are
   // noted so that those no fault explains can be counted.
   std::unique_ptr<FidelityMonitor> monitor;
-  if (backend->TimeBase() == "unix") monitor = std::make_unique<FidelityMonitor>([&backend] { return backend->Now(); });
+  if (real_time) monitor = std::make_unique<FidelityMonitor>([&backend] { return backend->Now(); });
   std::mutex downs_mu;
   std::vector<double> routing_downs;
   auto event = [&](const json& e) {
@@ -199,9 +200,10 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
   for (const auto& r : slos) pass = pass && r.pass;
   FidelityReport fidelity;
   if (monitor) {
-    recorder.WriteFidelity(monitor->Samples());
+    const std::vector<FidelitySample> samples = monitor->Samples();
+    recorder.WriteFidelity(samples);
     std::lock_guard lock(downs_mu);
-    fidelity = EvaluateFidelity(monitor->Samples(), JudgedIntervals(runs), FaultWindows(runs), routing_downs);
+    fidelity = EvaluateFidelity(samples, JudgedIntervals(runs), FaultWindows(runs), routing_downs);
   }
   const std::string verdict = !fidelity.ok() ? "inconclusive" : pass ? "pass" : "fail";
 

@@ -1,7 +1,6 @@
 #include "harness/drill/fidelity.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <map>
 

@@ -10,6 +10,8 @@
 #include <mutex>
 #include <thread>
 
+#include "harness/drill/verdict.h"  // Percentile
+
 namespace mrclab::harness {
 namespace {
 
@@ -92,9 +94,8 @@ struct FidelityMonitor::Impl {
       }
       threads0 = std::move(threads1);
       s.run_wait = run + wait > 0 ? static_cast<double>(wait) / static_cast<double>(run + wait) : 0;
-      std::sort(late_ms.begin(), late_ms.end());
-      s.late_p99_ms = late_ms[static_cast<size_t>(0.99 * static_cast<double>(late_ms.size() - 1))];
-      s.late_max_ms = late_ms.back();
+      s.late_p99_ms = Percentile(late_ms, 0.99);
+      s.late_max_ms = *std::max_element(late_ms.begin(), late_ms.end());
       late_ms.clear();
       std::lock_guard lock(mu);
       samples.push_back(s);

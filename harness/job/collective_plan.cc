@@ -1,5 +1,6 @@
 #include "harness/job/collective_plan.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace mrclab::harness {
@@ -46,6 +47,10 @@ std::optional<CollectiveKind> ParseCollectiveKind(std::string_view text) {
                  CollectiveKind::kReduceScatter, CollectiveKind::kAllToAll})
     if (ToString(k) == text) return k;
   return std::nullopt;
+}
+
+uint64_t ChunkBytes(uint64_t bytes, uint64_t ranks) {
+  return std::max<uint64_t>(4, (bytes + 4 * ranks - 1) / (4 * ranks) * 4);
 }
 
 double BusBandwidthFactor(CollectiveKind k, int n) {

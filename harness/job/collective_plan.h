@@ -26,6 +26,8 @@ std::string_view ToString(CollectiveKind k);
 std::optional<CollectiveKind> ParseCollectiveKind(std::string_view text);
 // nccl-tests' bus bandwidth factor: busbw = algbw * factor.
 double BusBandwidthFactor(CollectiveKind k, int ranks);
+// Bytes of one of the N chunks of a collective of `bytes` (whole uint32 words, at least one).
+uint64_t ChunkBytes(uint64_t bytes, uint64_t ranks);
 
 struct SendOp {
   int peer = 0;         // receiving rank

@@ -27,7 +27,7 @@ JobFootprint EstimateFootprint(const JobConfig& c, int ports_per_host) {
   const uint64_t n = static_cast<uint64_t>(f.ranks);
   uint64_t slot_bytes = 0, per_rank = 0, shared = 0;
   for (const auto& spec : c.collectives) {
-    const uint64_t chunk = std::max<uint64_t>(4, (spec.bytes + 4 * n - 1) / (4 * n) * 4);
+    const uint64_t chunk = ChunkBytes(spec.bytes, n);
     slot_bytes = std::max(slot_bytes, chunk);
     if (c.payload == PayloadMode::kVirtual)
       shared += chunk * n;

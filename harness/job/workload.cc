@@ -93,7 +93,7 @@ Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, co
   plan_ = StepPlan(kinds_, n);
   const bool virtual_payload = config_.payload == PayloadMode::kVirtual;
   for (const auto& c : config_.collectives) {
-    const uint64_t per_chunk = std::max<uint64_t>(4, (c.bytes + 4 * n - 1) / (4 * n) * 4);
+    const uint64_t per_chunk = ChunkBytes(c.bytes, n);
     if (per_chunk > (1u << 30)) throw std::invalid_argument("collective size too large");
     words_.push_back(per_chunk / 4);
     slot_bytes_ = std::max<size_t>(slot_bytes_, per_chunk);
