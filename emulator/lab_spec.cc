@@ -85,7 +85,7 @@ class Parser {
 
     LabSpec spec;
     spec.source = source_;
-    auto keys = MapEntries(root, "", {"name", "clos", "routing", "link_rate", "link_delay", "nodes", "links"});
+    auto keys = MapEntries(root, "", {"name", "clos", "routing", "link_rate", "link_delay", "mtu", "bfd_interval", "nodes", "links"});
 
     if (!keys.count("name")) Fail("name", "required");
     spec.name = Scalar(keys["name"], "name");
@@ -119,6 +119,38 @@ class Parser {
       } catch (const std::invalid_argument& e) {
         Fail("link_delay", e.what());
       }
+    }
+
+    if (keys.count("bfd_interval")) {
+      const std::string d = Scalar(keys["bfd_interval"], "bfd_interval");
+      const size_t digits = d.find_first_not_of("0123456789");
+      const std::string unit = digits == std::string::npos ? "" : d.substr(digits);
+      uint64_t ms = 0;
+      if (digits != 0 && digits != std::string::npos && (unit == "ms" || unit == "s")) {
+        try {
+          ms = std::stoull(d.substr(0, digits)) * (unit == "s" ? 1000 : 1);
+        } catch (const std::exception&) {
+          ms = 0;
+        }
+      }
+      if (ms < 10 || ms > 60000)
+        Fail("bfd_interval", "'" + d + "' must be whole ms or s from 10ms to 60s (BFD's transmit and receive interval)");
+      spec.bfd_interval_ns = ms * 1000000;
+    }
+
+    if (keys.count("mtu")) {
+      const std::string m = Scalar(keys["mtu"], "mtu");
+      unsigned long value = 0;
+      size_t used = 0;
+      try {
+        value = std::stoul(m, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != m.size() || m.empty() || value < kMinLinkMtu || value > kMaxLinkMtu)
+        Fail("mtu", "'" + m + "' must be a whole number of bytes from " + std::to_string(kMinLinkMtu) + " (IPv6's minimum) to " +
+                        std::to_string(kMaxLinkMtu));
+      spec.mtu = static_cast<uint32_t>(value);
     }
 
     if (keys.count("clos")) {

@@ -54,6 +54,9 @@ struct LinkSpec {
   EndpointSpec a, b;
 };
 
+// A link's MTU (bytes of IPv6 packet): the default, and the range a lab may set with `mtu:`.
+inline constexpr uint32_t kDefaultLinkMtu = 1500, kMinLinkMtu = 1280, kMaxLinkMtu = 9216;
+
 struct LabSpec {
   std::string name;         // [a-z][a-z0-9-]{0,15}
   std::string source;       // file path (or "<string>") for error messages
@@ -61,6 +64,8 @@ struct LabSpec {
   Routing routing = Routing::kBgp;
   std::optional<uint64_t> link_rate_bps;  // "1Gbit", "100Mbit", "500kbit", "10Gbit"
   std::optional<uint64_t> link_delay_ns;  // "500ns", "1us", "2.5us"; simulation only
+  uint32_t mtu = kDefaultLinkMtu;         // bytes of IPv6 packet on every link (jumbo: 9000)
+  std::optional<uint64_t> bfd_interval_ns;  // "300ms", "1s"... ; none: DefaultBfdInterval (resolved_lab.h)
   std::vector<NodeSpec> nodes;  // generated nodes first (if clos), then explicit ones
   std::vector<LinkSpec> links;  // generated links first (if clos), then explicit ones
 };

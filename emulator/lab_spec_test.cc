@@ -127,6 +127,13 @@ TEST(ParseLabTest, ShippedLabsParse) {
   }
 }
 
+TEST(ParseLabTest, LinkMtu) {
+  EXPECT_EQ(ParseLabText("name: t\nnodes: {a: {kind: switch}}\n", "t.yaml").mtu, kDefaultLinkMtu);
+  EXPECT_EQ(ParseLabText("name: t\nmtu: 9000\nnodes: {a: {kind: switch}}\n", "t.yaml").mtu, 9000u);
+  for (const char* bad : {"1279", "9217", "jumbo", "9000.5", "-1", "[1]"})
+    ExpectFieldError("name: t\nmtu: " + std::string(bad) + "\nnodes: {a: {kind: switch}}\n", "mtu");
+}
+
 TEST(ParseLabTest, Clos2) {
   LabSpec spec = ParseLabFile(kLabs + "clos2.yaml");
   EXPECT_EQ(spec.name, "clos2");

@@ -246,6 +246,8 @@ nlohmann::json ResolvedLab::ToJson() const {
   j["routing"] = routing == Routing::kStatic ? "static" : "bgp";
   j["link_rate_bps"] = link_rate_bps ? json(*link_rate_bps) : json(nullptr);
   j["link_delay_ns"] = link_delay_ns ? json(*link_delay_ns) : json(nullptr);
+  j["mtu"] = mtu;
+  j["bfd_interval_ms"] = routing == Routing::kBgp ? json(bfd_interval_ns / 1000000) : json(nullptr);
   j["plane_count"] = planes;
   j["host_usids"] = host_usids_leaf_local ? "leaf-local" : "global";
   j["expected_bgp_sessions"] = ExpectedBgpSessions();
@@ -348,6 +350,13 @@ nlohmann::json ResolvedLab::ToJson() const {
   return j;
 }
 
+uint64_t DefaultBfdIntervalNs(size_t fabric_links) {
+  constexpr uint64_t kStepMs = 100, kFrrDefaultMs = 300;
+  const uint64_t needed_ms = (2 * 1000 * fabric_links + kMaxBfdPacketsPerSecond - 1) / kMaxBfdPacketsPerSecond;
+  const uint64_t ms = std::max(kFrrDefaultMs, (needed_ms + kStepMs - 1) / kStepMs * kStepMs);
+  return ms * 1000000;
+}
+
 ResolvedLab Resolve(const LabSpec& spec, const ResolveOptions& options) {
   auto fail = [&](const std::string& field, const std::string& reason) {
     throw LabError(spec.source, field, reason);
@@ -443,6 +452,7 @@ ResolvedLab Resolve(const LabSpec& spec, const ResolveOptions& options) {
   lab.routing = spec.routing;
   lab.link_rate_bps = spec.link_rate_bps;
   lab.link_delay_ns = spec.link_delay_ns;
+  lab.mtu = spec.mtu;
   lab.planes = planes;
 
   // Node order: switches by (plane, spines then leaves, index), then hosts by number.
@@ -498,6 +508,10 @@ ResolvedLab Resolve(const LabSpec& spec, const ResolveOptions& options) {
     link.b_address = FormatIpv6(LinkAddress(link.plane, link.index, 2));
     lab.links.push_back(std::move(link));
   }
+
+  size_t fabric_links = 0;
+  for (const ResolvedLink& link : lab.links) fabric_links += link.fabric;
+  lab.bfd_interval_ns = spec.bfd_interval_ns.value_or(DefaultBfdIntervalNs(fabric_links));
 
   // Interfaces in link order.
   for (const ResolvedLink& link : lab.links) {

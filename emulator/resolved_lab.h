@@ -93,12 +93,21 @@ struct UsidPath {
   std::string destination;  // the uSID container, e.g. "fcbb:0:1201:1101:1202:1302::"
 };
 
+// BFD's interval for a bgp lab that does not set one: 300 ms (FRR's default), longer on labs of
+// many fabric links so that all of the lab's BFD sessions send at most kMaxBfdPacketsPerSecond
+// together (rounded up to 100 ms: clos4's 128 links 700 ms, clos8's 256 links 1.3 s). Every BFD
+// packet wakes a daemon several times; at 300 ms clos4's 48 bfdd took a quarter of this machine.
+inline constexpr int kMaxBfdPacketsPerSecond = 400;
+uint64_t DefaultBfdIntervalNs(size_t fabric_links);
+
 struct ResolvedLab {
   std::string name;
   std::string source;
   Routing routing = Routing::kBgp;
   std::optional<uint64_t> link_rate_bps;
   std::optional<uint64_t> link_delay_ns;  // simulation only (deploy refuses it)
+  uint32_t mtu = kDefaultLinkMtu;         // every link's MTU (lab_spec.h)
+  uint64_t bfd_interval_ns = 0;           // bgp labs: BFD's transmit/receive interval (x3 to detect)
   int planes = 0;
   bool host_usids_leaf_local = false;  // more than 255 hosts: see usid_plan.h
   std::vector<ResolvedNode> nodes;  // switches first (by plane, spines then leaves), then hosts

@@ -85,6 +85,20 @@ TEST(ResolveTest, ShippedLabCounts) {
   }
 }
 
+TEST(ResolveTest, BfdIntervalGrowsWithTheFabricUnlessTheLabSetsIt) {
+  EXPECT_EQ(DefaultBfdIntervalNs(0), 300000000u);
+  EXPECT_EQ(DefaultBfdIntervalNs(16), 300000000u);    // clos2: FRR's default
+  EXPECT_EQ(DefaultBfdIntervalNs(128), 700000000u);   // clos4: 640 ms, rounded up
+  EXPECT_EQ(DefaultBfdIntervalNs(256), 1300000000u);  // clos8
+  EXPECT_EQ(Load("clos2.yaml").bfd_interval_ns, 300000000u);
+  EXPECT_EQ(Load("clos4.yaml").bfd_interval_ns, 700000000u);
+  const std::string small = "name: t\nclos: {planes: 1, spines_per_plane: 1, leaves_per_plane: 2, hosts: 2, hosts_per_leaf: 1}\n";
+  EXPECT_EQ(FromText(small + "bfd_interval: 1s\n").bfd_interval_ns, 1000000000u);
+  EXPECT_EQ(FromText(small + "bfd_interval: 50ms\n").bfd_interval_ns, 50000000u);
+  for (const char* bad : {"5ms", "61s", "fast", "1.5s", "300", "ms"})
+    EXPECT_THROW(ParseLabText(small + "bfd_interval: " + bad + "\n", "t.yaml"), LabError) << bad;
+}
+
 TEST(ResolveTest, NodeOrderAndNetns) {
   ResolvedLab lab = Load("clos2.yaml");
   std::vector<std::string> names;

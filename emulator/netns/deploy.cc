@@ -51,12 +51,12 @@ void SetSysctls(const ResolvedNode& node, int ns_fd) {
 }
 
 // Links, addresses, host routes and SRv6 behaviours of one node, in one netlink batch.
-void ConfigureNode(const ResolvedNode& node, int ns_fd) {
+void ConfigureNode(const ResolvedNode& node, uint32_t mtu, int ns_fd) {
   RtnlSocket rtnl(ns_fd);
   // Input packets that match a seg6local route whose device is lo count as "no route"; the
   // behaviours hang off an ifb device that, unlike a fabric port, never goes down in a fault.
   if (node.kind == NodeKind::kSwitch) {
-    rtnl.QueueIfb(kSrv6Device);
+    rtnl.QueueIfb(kSrv6Device, mtu);
     rtnl.QueueLinkUp(kSrv6Device);
   }
   rtnl.QueueLinkUp("lo");
@@ -236,18 +236,19 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
       RtnlSocket root;
       for (const ResolvedLink& link : lab.links)
         root.QueueVeth(link.a.interface, ns_fd[link.a.node].get(), link.b.interface,
-                       ns_fd[link.b.node].get(),
+                       ns_fd[link.b.node].get(), lab.mtu,
                        "add veth " + link.a.node + ":" + link.a.interface + " <-> " + link.b.node +
                            ":" + link.b.interface);
       root.Flush();
     }
     for (const ResolvedNode& node : lab.nodes) {
       ThrowIfInterrupted();
-      ConfigureNode(node, ns_fd[node.name].get());
+      ConfigureNode(node, lab.mtu, ns_fd[node.name].get());
       ShapeLinks(lab, node, paths.root);
     }
     report.links_s = Since(t);
     progress.Done(std::to_string(lab.links.size()) + " links" +
+                  (lab.mtu != kDefaultLinkMtu ? ", mtu " + std::to_string(lab.mtu) : "") +
                   (lab.link_rate_bps ? ", shaped to " + std::to_string(*lab.link_rate_bps / 1000000) +
                                            " Mbit/s"
                                      : ""));

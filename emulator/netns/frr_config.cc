@@ -42,7 +42,8 @@ std::map<std::string, std::string> FrrConfigs(const ResolvedLab& lab, const Reso
         << " bgp bestpath as-path multipath-relax\n"
         << " neighbor fabric peer-group\n"
         << " neighbor fabric remote-as external\n"
-        << " neighbor fabric bfd\n";
+        << " neighbor fabric bfd\n"
+        << " neighbor fabric bfd profile fabric\n";
     for (const ResolvedInterface& itf : node.interfaces)
       if (lab.IsFabric(itf)) bgp << " neighbor " << itf.name << " interface peer-group fabric\n";
     bgp << " address-family ipv6 unicast\n"
@@ -53,6 +54,9 @@ std::map<std::string, std::string> FrrConfigs(const ResolvedLab& lab, const Reso
         << "  maximum-paths 64\n"
         << " exit-address-family\n";
     files["bgpd"] += bgp.str();
+    const uint64_t bfd_ms = lab.bfd_interval_ns / 1000000;
+    files["bfdd"] += "bfd\n profile fabric\n  transmit-interval " + std::to_string(bfd_ms) +
+                     "\n  receive-interval " + std::to_string(bfd_ms) + "\n  detect-multiplier 3\n exit\nexit\n";
   }
   return files;
 }

@@ -27,6 +27,11 @@ TEST(FrrConfig, BgpLeafPeersWithEverySpineUnnumberedAndAnnouncesItsUsid) {
   EXPECT_EQ(bgp.find("neighbor host"), std::string::npos) << "hosts do not run BGP";
   EXPECT_NE(bgp.find("  network fcbb:0:" + UsidHex(leaf->usid) + "::/48\n"), std::string::npos);
   EXPECT_NE(bgp.find(" neighbor fabric bfd\n"), std::string::npos);
+  // BFD runs at the lab's interval (FRR's 300 ms on a lab this small), through one profile.
+  EXPECT_NE(bgp.find(" neighbor fabric bfd profile fabric\n"), std::string::npos);
+  EXPECT_NE(files.at("bfdd").find(" profile fabric\n  transmit-interval 300\n  receive-interval 300\n"),
+            std::string::npos)
+      << files.at("bfdd");
   EXPECT_NE(files.at("zebra").find("log file /x/zebra.log"), std::string::npos);
   // Plain multipath routes: FRR 8.4 does not heal kernel nexthop groups after a link flap.
   EXPECT_NE(files.at("zebra").find("no zebra nexthop kernel enable\n"), std::string::npos);

@@ -137,12 +137,13 @@ void RtnlSocket::Flush() {
 }
 
 void RtnlSocket::QueueVeth(const std::string& name, int ns_fd, const std::string& peer_name,
-                           int peer_ns_fd, const std::string& description) {
+                           int peer_ns_fd, uint32_t mtu, const std::string& description) {
   nlmsghdr* nlh = Begin(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, description);
   auto* ifm = static_cast<ifinfomsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(ifinfomsg)));
   ifm->ifi_family = AF_UNSPEC;
   mnl_attr_put_strz(nlh, IFLA_IFNAME, name.c_str());
   mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, static_cast<uint32_t>(ns_fd));
+  mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
   nlattr* linkinfo = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
   mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "veth");
   nlattr* data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
@@ -151,17 +152,19 @@ void RtnlSocket::QueueVeth(const std::string& name, int ns_fd, const std::string
   peer_ifm->ifi_family = AF_UNSPEC;
   mnl_attr_put_strz(nlh, IFLA_IFNAME, peer_name.c_str());
   mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, static_cast<uint32_t>(peer_ns_fd));
+  mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
   mnl_attr_nest_end(nlh, peer);
   mnl_attr_nest_end(nlh, data);
   mnl_attr_nest_end(nlh, linkinfo);
   batch_len_ += NLMSG_ALIGN(nlh->nlmsg_len);
 }
 
-void RtnlSocket::QueueIfb(const std::string& name) {
+void RtnlSocket::QueueIfb(const std::string& name, uint32_t mtu) {
   nlmsghdr* nlh = Begin(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL, "add ifb " + name);
   auto* ifm = static_cast<ifinfomsg*>(mnl_nlmsg_put_extra_header(nlh, sizeof(ifinfomsg)));
   ifm->ifi_family = AF_UNSPEC;
   mnl_attr_put_strz(nlh, IFLA_IFNAME, name.c_str());
+  mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
   nlattr* linkinfo = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
   mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "ifb");
   mnl_attr_nest_end(nlh, linkinfo);

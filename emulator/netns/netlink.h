@@ -41,12 +41,13 @@ class RtnlSocket {
   RtnlSocket(const RtnlSocket&) = delete;
   RtnlSocket& operator=(const RtnlSocket&) = delete;
 
-  // A veth pair whose two ends are created directly inside the given namespaces.
+  // A veth pair whose two ends are created directly inside the given namespaces, both with
+  // this MTU (bytes).
   void QueueVeth(const std::string& name, int ns_fd, const std::string& peer_name,
-                 int peer_ns_fd, const std::string& description);
+                 int peer_ns_fd, uint32_t mtu, const std::string& description);
   // An ifb interface in this socket's namespace: a device with no link partner, so it never
   // loses carrier (this kernel has no dummy driver).
-  void QueueIfb(const std::string& name);
+  void QueueIfb(const std::string& name, uint32_t mtu);
   void QueueLinkUp(const std::string& ifname, bool up = true);
   void QueueAddress(int ifindex, const std::string& address, int prefix_len);
   // Unicast route via next hops (ECMP when several); next hop = (gateway, ifindex).

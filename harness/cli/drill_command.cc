@@ -43,15 +43,18 @@ int Check(const Scenario& s, const DrillArgs& a) {
                                    : MachineCheck{};
   if (a.json) {
     std::cout << nlohmann::json{{"scenario", s.name}, {"lab", plan.name}, {"backend", backend},
-                                {"job_hosts", job_hosts}, {"jobs", ToJson(jobs)}, {"capacity", machine.json},
+                                {"job_hosts", job_hosts}, {"mtu", JobMtu(s, plan)}, {"lab_mtu", plan.mtu},
+                                {"jobs", ToJson(jobs)}, {"capacity", machine.json},
                                 {"faults", faults.ToJson()}, {"schedule_seconds", faults.end_seconds}}.dump(2)
               << "\n";
     return 0;
   }
   std::printf("scenario %s is valid: lab %s (%s backend), %zu job host(s), %zu transport(s), %zu fault(s) over "
-              "%.1f s, %zu SLO(s)\n",
+              "%.1f s, %zu SLO(s)%s\n",
               s.name.c_str(), plan.name.c_str(), backend.c_str(), job_hosts, s.transports.size(), faults.faults.size(),
-              faults.end_seconds, s.slos.size());
+              faults.end_seconds, s.slos.size(), s.default_slos ? " (the defaults: no slos in the file)" : "");
+  std::printf("  packets carry %u payload bytes (job.mtu%s; the lab's links: mtu %u)\n", JobMtu(s, plan),
+              s.job.mtu ? "" : " from the lab", plan.mtu);
   for (const auto& [name, f] : jobs)
     std::printf("  job %-8s %d ranks, %zu QP pairs, %zu udp source ports, %zu sockets, %.1f MiB buffers\n",
                 name.c_str(), f.ranks, f.qp_pairs, f.source_ports, f.sockets,

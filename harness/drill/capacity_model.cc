@@ -78,7 +78,7 @@ std::optional<std::string> DoesNotFit(const JobConfig& job, const JobDemand& d, 
   // Transfers scale with the collective sizes; what would leave the step within the timeout.
   const double share = std::max(0.0, (job.step_timeout_seconds - job.compute_seconds) / d.machine_seconds);
   return "a step sends " + std::to_string(d.packets_per_step) + " packets over " + std::to_string(d.path_links) +
-         "-link paths: about " + Fixed(needed, 1) + " s on this machine (it forwards " +
+         "-link paths: at least " + Fixed(needed, 1) + " s on this machine (it forwards " +
          Fixed(capacity.packet_hops_per_second / 1e6, 2) + "M packet-hops/s at mtu " + std::to_string(capacity.mtu) +
          ", `mrclab capacity`), over job.step_timeout (" + Fixed(job.step_timeout_seconds, 1) +
          " s); collective sizes of at most " + Fixed(100 * share, 1) +

@@ -226,6 +226,7 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
                 {"backend", backend_name},
                 {"time_base", backend->TimeBase()},
                 {"payload", ToString(s.job.payload)},
+                {"mtu", JobMtu(s, lab)},
                 {"versions", backend->Versions()},
                 {"started", started},
                 {"finished", finished},

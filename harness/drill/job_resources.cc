@@ -8,6 +8,7 @@
 #include "emulator/netns/interrupt.h"
 #include "harness/drill/capacity_probe.h"
 #include "harness/job/workload.h"
+#include "mrc/core/wire.h"
 
 namespace mrclab::harness {
 namespace {
@@ -18,9 +19,21 @@ constexpr uint64_t kOtherOpenFiles = 256;
 // A job's buffers may take at most this share of the memory available now.
 constexpr double kMaxMemoryShare = 0.8;
 
+// The most header a data packet carries around job.mtu bytes of payload: IPv6, UDP, and MRC's
+// largest data layout (BTH, MRCETH, MDETH, RETH, ImmDt, ICRC) with 3 bytes of pad.
+constexpr uint32_t kPacketHeaderBytes = 40 + 8 + mrc::kBthBytes + mrc::kMrcethBytes + mrc::kMdethBytes +
+                                        mrc::kRethBytes + mrc::kImmdtBytes + mrc::kIcrcBytes + 3;
+
 std::string MiB(uint64_t bytes) { return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB"; }
 
 }  // namespace
+
+uint32_t JobMtu(const Scenario& s, const emulator::ResolvedLab& lab) {
+  if (s.job.mtu) return *s.job.mtu;
+  uint32_t mtu = 8192;
+  while (mtu > 256 && mtu + kPacketHeaderBytes > lab.mtu) mtu /= 2;
+  return mtu;
+}
 
 JobConfig MakeJobConfig(const Scenario& s, const emulator::ResolvedLab& lab, const TransportSpec& t) {
   JobConfig c;
@@ -35,7 +48,7 @@ JobConfig MakeJobConfig(const Scenario& s, const emulator::ResolvedLab& lab, con
   c.collectives = s.job.collectives;
   c.compute_seconds = s.job.compute_seconds;
   c.step_timeout_seconds = s.job.step_timeout_seconds;
-  c.mtu = s.job.mtu;
+  c.mtu = JobMtu(s, lab);
   c.payload = s.job.payload;
   c.seed = s.seed;
   c.io_threads = s.job.io_threads;
@@ -48,6 +61,12 @@ std::vector<TransportFootprint> CheckJobResources(const Scenario& s, const emula
   for (const auto* h : lab.Hosts()) ports_per_host = std::max(ports_per_host, static_cast<int>(h->ports.size()));
   const uint64_t files = emulator::OpenFiles().hard;
   const uint64_t memory = emulator::MemAvailableBytes();
+  if (s.job.mtu && *s.job.mtu + kPacketHeaderBytes > lab.mtu)
+    throw ScenarioError(s.file, "job.mtu",
+                        std::to_string(*s.job.mtu) + " payload bytes make packets of up to " +
+                            std::to_string(*s.job.mtu + kPacketHeaderBytes) + " bytes, more than lab " + lab.name +
+                            "'s link mtu of " + std::to_string(lab.mtu) + "; use job.mtu <= " +
+                            std::to_string(lab.mtu - kPacketHeaderBytes) + " or set a larger mtu: in the lab file");
   std::vector<TransportFootprint> out;
   for (size_t i = 0; i < s.transports.size(); ++i) {
     const TransportSpec& t = s.transports[i];
@@ -103,11 +122,11 @@ std::string DescribeDemand(const TransportDemand& t) {
   const JobDemand& d = t.demand;
   char buf[320];
   if (d.fabric_seconds <= 0)
-    std::snprintf(buf, sizeof(buf), "%s: %llu packets per step, about %.3f s of this machine's forwarding (links "
+    std::snprintf(buf, sizeof(buf), "%s: %llu packets per step, at least %.3f s of this machine's forwarding (links "
                   "not shaped: this machine sets the step time)", t.transport.c_str(),
                   static_cast<unsigned long long>(d.packets_per_step), d.machine_seconds);
   else
-    std::snprintf(buf, sizeof(buf), "%s: %llu packets per step: %.3f s at link_rate, about %.3f s on this machine "
+    std::snprintf(buf, sizeof(buf), "%s: %llu packets per step: %.3f s at link_rate, at least %.3f s on this machine "
                   "(scale factor %.1f: %s)", t.transport.c_str(), static_cast<unsigned long long>(d.packets_per_step),
                   d.fabric_seconds, d.machine_seconds, d.scale_factor,
                   d.scale_factor > 1 ? "this machine, not link_rate, sets the transfer time" : "link_rate does");
@@ -117,7 +136,7 @@ std::string DescribeDemand(const TransportDemand& t) {
 MachineCheck CheckMachineCapacity(const Scenario& s, const emulator::ResolvedLab& lab, bool progress) {
   MachineCheck out;
   try {
-    const MachineCapacity machine = CapacityFor(s.job.mtu, false, progress);
+    const MachineCapacity machine = CapacityFor(JobMtu(s, lab), false, progress);
     const std::vector<TransportDemand> demands = CheckCapacity(s, lab, machine);
     out.json = CapacityJson(machine, demands);
     char line[200];

@@ -16,6 +16,10 @@
 
 namespace mrclab::harness {
 
+// Payload bytes per packet: job.mtu if the scenario sets it, else the largest power of two
+// (256..8192) whose packets fit the lab's link mtu: 1024 on 1500-byte links, 8192 on jumbo.
+uint32_t JobMtu(const Scenario& s, const emulator::ResolvedLab& lab);
+
 JobConfig MakeJobConfig(const Scenario& s, const emulator::ResolvedLab& lab, const TransportSpec& t);
 
 struct TransportFootprint {

@@ -49,6 +49,26 @@ std::set<std::string> ParseRoutes(const std::string& text) {
   return routes;
 }
 
+// A switch's routes as prefix -> next hops ("via ADDR dev IF"), from ParseRoutes' lines.
+std::map<std::string, std::set<std::string>> ByPrefix(const std::set<std::string>& routes) {
+  std::map<std::string, std::set<std::string>> out;
+  for (const std::string& line : routes) {
+    std::istringstream words(line);
+    std::string prefix, w, hop;
+    words >> prefix;
+    auto& hops = out[prefix];
+    while (words >> w) {
+      if (w == "via" && !hop.empty()) {
+        hops.insert(hop);
+        hop.clear();
+      }
+      hop += (hop.empty() ? "" : " ") + w;
+    }
+    if (!hop.empty()) hops.insert(hop);
+  }
+  return out;
+}
+
 }  // namespace
 
 RoutingSnapshot SnapshotBgpRoutes(const emulator::ResolvedLab& lab) {
@@ -68,6 +88,23 @@ std::set<std::string> DifferingSwitches(const RoutingSnapshot& baseline, const R
     if (it == now.end() || it->second != routes) out.insert(name);
   }
   return out;
+}
+
+bool Completes(const RoutingSnapshot& baseline, const RoutingSnapshot& now) {
+  bool more = false;
+  for (const auto& [name, routes] : baseline) {
+    auto it = now.find(name);
+    if (it == now.end()) return false;
+    if (it->second == routes) continue;
+    const auto base = ByPrefix(routes), current = ByPrefix(it->second);
+    for (const auto& [prefix, hops] : base) {
+      auto found = current.find(prefix);
+      if (found == current.end() || !std::includes(found->second.begin(), found->second.end(), hops.begin(), hops.end()))
+        return false;
+    }
+    more = true;
+  }
+  return more;
 }
 
 std::vector<std::string> RouteDifferences(const RoutingSnapshot& baseline, const RoutingSnapshot& now, size_t limit) {

@@ -22,6 +22,12 @@ RoutingSnapshot SnapshotBgpRoutes(const emulator::ResolvedLab& lab);
 // Switches whose routes differ from `baseline` (empty: converged).
 std::set<std::string> DifferingSwitches(const RoutingSnapshot& baseline, const RoutingSnapshot& now);
 
+// True when `now` has every route of `baseline` with at least its next hops, and more somewhere:
+// the baseline was taken before BGP had finished (a deploy is verified once sessions are up and
+// every host pair is reachable, which can be before every ECMP path is installed), and `now` is
+// the more complete fabric to compare with from then on.
+bool Completes(const RoutingSnapshot& baseline, const RoutingSnapshot& now);
+
 // What differs, for the record of a lab that did not converge: "p0-spine0: missing ROUTE" /
 // "p0-spine0: extra ROUTE", at most `limit` lines.
 std::vector<std::string> RouteDifferences(const RoutingSnapshot& baseline, const RoutingSnapshot& now, size_t limit);

@@ -21,5 +21,19 @@ TEST(LabConvergence, DifferencesNameTheSwitchAndTheRoute) {
   EXPECT_EQ(RouteDifferences(baseline, now, 1).size(), 1u);
 }
 
+TEST(LabConvergence, AFabricWithMorePathsCompletesAnEarlyBaseline) {
+  const RoutingSnapshot early = {{"p0-leaf1", {"fcbb:0:1201::/48 via fe80::3 dev spine1"}},
+                                 {"p0-spine0", {"fd00:0:1::/64 via fe80::1 dev leaf0"}}};
+  RoutingSnapshot later = early;
+  EXPECT_FALSE(Completes(early, later));  // nothing more
+  later["p0-leaf1"] = {"fcbb:0:1201::/48 via fe80::2 dev spine0 via fe80::3 dev spine1",
+                       "fcbb:0:1202::/48 via fe80::2 dev spine0"};
+  EXPECT_TRUE(Completes(early, later));   // one more next hop, one more prefix
+  EXPECT_FALSE(Completes(later, early));  // fewer is a difference, not a completion
+  RoutingSnapshot moved = later;
+  moved["p0-spine0"] = {"fd00:0:1::/64 via fe80::9 dev leaf1"};
+  EXPECT_FALSE(Completes(early, moved));  // a next hop replaced is a difference
+}
+
 }  // namespace
 }  // namespace mrclab::harness

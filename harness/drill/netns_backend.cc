@@ -90,10 +90,17 @@ class NetnsBackend : public DrillBackend {
     std::set<std::string> differing = DifferingSwitches(*baseline_, now);
     while (!differing.empty() && Clock::now() - start < std::chrono::seconds(60)) {
       nx::ThrowIfInterrupted();
+      if (Completes(*baseline_, now)) {
+        on_event({{"type", "drill"}, {"phase", "routing baseline completed"}, {"switches", differing.size()},
+                  {"additions", RouteDifferences(*baseline_, now, 20)}});
+        baseline_ = now;
+        break;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       now = SnapshotBgpRoutes(plan_);
       differing = DifferingSwitches(*baseline_, now);
     }
+    if (baseline_ == now) differing.clear();
     std::string names;
     for (const auto& n : differing) names += (names.empty() ? "" : ", ") + n;
     const double waited = std::chrono::duration<double>(Clock::now() - start).count();
@@ -110,7 +117,8 @@ class NetnsBackend : public DrillBackend {
   int RevertLeftoverFaults() override { return nx::RevertLeftoverFaults(plan_); }
 
   void StartObserving(const EventFn& on_event, DrillMetrics* metrics) override {
-    observer_ = std::make_unique<LabObserver>(plan_, ObserverOptions{}, on_event, metrics);
+    observer_ = std::make_unique<LabObserver>(plan_, ObserverOptions{.interval = PollInterval(plan_)}, on_event,
+                                              metrics);
     observer_->Start();
   }
   void StopObserving() override {

@@ -129,7 +129,7 @@ JobSpec ParseJob(const std::string& file, const YAML::Node& node) {
   job.warmup_steps = f.Int("warmup_steps", job.warmup_steps, 0, 100000);
   job.baseline_steps = f.Int("baseline_steps", job.baseline_steps, 3, 100000);
   job.tail_steps = f.Int("tail_steps", job.tail_steps, 0, 100000);
-  job.mtu = f.Int("mtu", job.mtu, 256, 8192);
+  if (f.Has("mtu")) job.mtu = f.Int("mtu", 0, 256, 8192);
   job.io_threads = f.Int("io_threads", job.io_threads, 1, 64);
   const std::string timers = f.String("timers", "realtime");
   if (timers != "realtime" && timers != "fabric") f.Fail(f.Field("timers"), "expected realtime or fabric");
@@ -353,6 +353,15 @@ Scenario ParseScenarioText(const std::string& text, const std::string& source, c
                                      [&](const TransportSpec& x) { return x.name == t; }))
         f.Fail(s.slos.back().field + ".transport", "no transport named '" + t + "'");
     }
+    if (s.slos.empty())
+      f.Fail("slos", "an empty list judges nothing, and a drill judged by nothing cannot pass; omit slos for the "
+                     "defaults (no_interruption for every MRC transport, bytes_lost max 0)");
+  } else {
+    // The question every drill asks: did MRC ride through, and was every byte delivered?
+    for (const TransportSpec& t : s.transports)
+      if (t.transport == mrc::TransportMode::kMrc) s.slos.push_back({"slos (default)", "no_interruption", 0, t.name});
+    s.slos.push_back({"slos (default)", "bytes_lost", 0, ""});
+    s.default_slos = true;
   }
   return s;
 }

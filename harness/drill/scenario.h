@@ -40,7 +40,7 @@ struct JobSpec {
   int warmup_steps = 3;     // first steps, not measured (windows and caches warm up)
   int baseline_steps = 10;  // then fault-free steps whose p50 is the baseline; the schedule starts after them (t = 0)
   int tail_steps = 10;      // steps after the last fault was reverted
-  uint32_t mtu = 1024;
+  std::optional<uint32_t> mtu;  // payload bytes per packet; none: what the lab's links carry (JobMtu)
   int io_threads = 2;
   TimerScale timers = TimerScale::kRealtime;
   PayloadMode payload = PayloadMode::kReal;  // job_types.h
@@ -80,6 +80,8 @@ struct SloSpec {
   double max = 0;
   std::string transport;  // "": every transport
 };
+// A scenario without `slos:` is judged by the defaults: no_interruption for every MRC transport
+// and bytes_lost max 0 (Scenario::default_slos).
 
 struct Scenario {
   std::string file, name, description;
@@ -90,6 +92,7 @@ struct Scenario {
   std::vector<TransportSpec> transports;
   std::vector<FaultSpec> faults;
   std::vector<SloSpec> slos;
+  bool default_slos = false;  // no `slos:` in the file: the defaults above
   double max_duration_seconds = 600;  // per transport
   std::string text;  // as read, for the run directory and its hash
 };

@@ -56,6 +56,15 @@ TEST(Scenario, DefaultsAndShorthands) {
   EXPECT_EQ(s.job.baseline_steps, 10);
   EXPECT_EQ(s.job.collectives[0].bytes, 1048576u);
   EXPECT_EQ(s.lab, "some-lab");  // not a file: a deployed lab's name
+  EXPECT_FALSE(s.job.mtu.has_value());  // the lab's links decide (JobMtu)
+  // No slos: did every MRC transport ride through, and was every byte delivered?
+  ASSERT_TRUE(s.default_slos);
+  ASSERT_EQ(s.slos.size(), 2u);
+  EXPECT_EQ(s.slos[0].slo, "no_interruption");
+  EXPECT_EQ(s.slos[0].transport, "mrc");
+  EXPECT_EQ(s.slos[1].slo, "bytes_lost");
+  EXPECT_EQ(s.slos[1].transport, "");
+  EXPECT_FALSE(Parse("transports: [mrc]\nslos: [{slo: bytes_lost, max: 0}]\n").default_slos);
 }
 
 TEST(Scenario, ErrorsNameFileFieldAndReason) {
@@ -73,6 +82,8 @@ TEST(Scenario, ErrorsNameFileFieldAndReason) {
             std::string::npos);
   EXPECT_NE(ErrorOf(std::string(kBase) + "slos: [{slo: no_interruption, transport: rc}]\n")
                 .find("slos[0].transport: no transport named 'rc'"), std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kBase) + "slos: []\n").find("s.yaml: slos: an empty list judges nothing"),
+            std::string::npos);
   EXPECT_NE(ErrorOf("name: [\n").find("s.yaml: line"), std::string::npos);
   EXPECT_NE(ErrorOf(std::string(kBase) + "transports: [{transport: tcp}]\n").find("transports[0].transport"),
             std::string::npos);

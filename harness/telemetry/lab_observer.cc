@@ -296,6 +296,13 @@ struct LabObserver::Impl {
   }
 };
 
+std::chrono::milliseconds PollInterval(const emulator::ResolvedLab& lab) {
+  const std::chrono::milliseconds fastest{250};
+  if (lab.routing != emulator::Routing::kBgp) return fastest;
+  const auto needed = std::chrono::milliseconds(2 * 1000 * lab.Switches().size() / kMaxDaemonQueriesPerSecond);
+  return std::max(fastest, needed);
+}
+
 std::map<std::string, std::string> BfdPeerStates(const std::string& bfdd_vty_socket) {
   VtySession session(bfdd_vty_socket);
   std::map<std::string, std::string> addresses;

@@ -40,6 +40,13 @@ struct ObserverOptions {
   bool bgp = true, bfd = true, links = true;
 };
 
+// The poll interval for a lab: 250 ms, longer for labs of many switches so that the observer
+// asks the routing daemons at most kMaxDaemonQueriesPerSecond questions a second (two per
+// switch per poll: 250 ms up to 32 switches, 750 ms for clos4's 48). Each question wakes a
+// daemon and has it print JSON: on a big lab, at 4 Hz, that took the CPU the job needed.
+inline constexpr int kMaxDaemonQueriesPerSecond = 128;
+std::chrono::milliseconds PollInterval(const emulator::ResolvedLab& lab);
+
 class LabObserver {
  public:
   // The lab is copied; its state directory is emulator::netns::LabPaths(lab.name). metrics may

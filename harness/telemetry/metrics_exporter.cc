@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -34,6 +35,11 @@ using prometheus::Labels;
 const std::vector<std::string> kJobStates = {"idle", "running", "completed", "interrupted",
                                              "failed"};
 const std::vector<std::string> kEvStates = {"good", "assumed_bad", "denied"};
+
+std::string Lower(std::string s) {
+  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
 
 struct BindAddress {
   std::string host;  // as given, brackets included for IPv6
@@ -101,6 +107,7 @@ struct DrillMetrics::Impl {
   Family<Gauge>* job_state;
   Family<Gauge>* faults_active;
   Family<Counter>* faults_applied;
+  Family<Gauge>* evs;
   Family<Gauge>* ev_state;
   Family<Counter>* ev_tx;
   Family<Counter>* ev_retransmits;
@@ -152,6 +159,7 @@ DrillMetrics::DrillMetrics(const MetricsOptions& options) : impl_(std::make_uniq
   d.job_state = d.GaugeFamily("mrclab_job_state", "1 for the job's current state, else 0");
   d.faults_active = d.GaugeFamily("mrclab_faults_active", "Faults in effect now");
   d.faults_applied = d.CounterFamily("mrclab_faults_applied_total", "Faults applied, per kind");
+  d.evs = d.GaugeFamily("mrclab_evs", "EVs of a transport's job in each state, per plane");
   d.ev_state = d.GaugeFamily("mrclab_ev_state", "1 for an entropy value's current state, else 0");
   d.ev_tx = d.CounterFamily("mrclab_ev_tx_packets_total", "Packets sent on an entropy value");
   d.ev_retransmits =
@@ -238,12 +246,23 @@ void DrillMetrics::FaultApplied(const std::string& kind) {
   impl_->faults_applied->Add({{"kind", kind}}).Increment();
 }
 
+void DrillMetrics::EvCounts(const std::string& transport,
+                            const std::map<int, std::map<std::string, int>>& per_plane) {
+  for (const auto& [plane, counts] : per_plane) {
+    std::map<std::string, int> all;
+    for (const std::string& s : kEvStates) all[s] = 0;
+    for (const auto& [state, n] : counts) all[Lower(state)] += n;
+    for (const auto& [state, n] : all)
+      impl_->evs->Add({{"transport", transport}, {"plane", std::to_string(plane)}, {"state", state}}).Set(n);
+  }
+}
+
 void DrillMetrics::EvState(const std::string& transport, const std::string& qp, int ev, int plane,
                            const std::string& state) {
   impl_->OneHot(impl_->ev_state,
                 {{"transport", transport}, {"qp", qp}, {"ev", std::to_string(ev)},
                  {"plane", std::to_string(plane)}},
-                kEvStates, state);
+                kEvStates, Lower(state));
 }
 
 void DrillMetrics::EvPackets(const std::string& transport, const std::string& qp, int ev,

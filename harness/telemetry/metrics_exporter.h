@@ -8,10 +8,14 @@
 //                                                        interrupted, failed)
 //   mrclab_faults_active                                 gauge
 //   mrclab_faults_applied_total{kind}                    counter
+//   mrclab_evs{transport,plane,state}                    gauge, how many of the job's EVs (over
+//                                                        all QPs) are in each state
 //   mrclab_ev_state{transport,qp,ev,plane,state}         gauge, 1 for the current state, 0 for
 //                                                        the others (good, assumed_bad, denied)
 //   mrclab_ev_tx_packets_total{transport,qp,ev}          counter
 //   mrclab_ev_retransmits_total{transport,qp,ev}         counter
+//                                                        (the three per-EV families only for
+//                                                        jobs of at most kMaxEvSeries EVs)
 //   mrclab_retransmissions_total{transport}              counter
 //   mrclab_link_rx_packets_total{link,end}, mrclab_link_tx_packets_total{link,end},
 //   mrclab_link_rx_dropped_total{link,end}, mrclab_link_tx_dropped_total{link,end}
@@ -24,10 +28,15 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
 namespace mrclab::harness {
+
+// A job with more EVs than this (QPs x EVs per QP) gets only the per-plane counts: one series per
+// EV would make every scrape megabytes long and cost the drill the CPU its job needs.
+inline constexpr size_t kMaxEvSeries = 8192;
 
 struct MetricsOptions {
   std::string bind = "127.0.0.1:9464";  // HOST:PORT or [IPv6]:PORT; port 0 = pick a free one
@@ -50,6 +59,9 @@ class DrillMetrics {
   void JobState(const std::string& transport, const std::string& state);
   void FaultsActive(int n);
   void FaultApplied(const std::string& kind);
+  // {plane: {state: EVs}}; a known state missing from a plane's map is set to 0. States are
+  // matched case-insensitively ("ASSUMED_BAD" is assumed_bad).
+  void EvCounts(const std::string& transport, const std::map<int, std::map<std::string, int>>& per_plane);
   void EvState(const std::string& transport, const std::string& qp, int ev, int plane,
                const std::string& state);
   void EvPackets(const std::string& transport, const std::string& qp, int ev, uint64_t tx_total,

@@ -120,6 +120,23 @@ TEST(DrillMetrics, StatesAreOneHot) {
   EXPECT_EQ(Value(t, ev + R"(good",transport="mrc"})"), 1);
   EXPECT_EQ(Value(t, ev + R"(denied",transport="mrc"})"), 0);
   EXPECT_EQ(Value(t, ev + R"(assumed_bad",transport="mrc"})"), 0);
+  m.EvState("mrc", "q", 0, 0, "ASSUMED_BAD");  // the transport's spelling is the same state
+  t = Scrape(m);
+  EXPECT_EQ(Value(t, ev + R"(assumed_bad",transport="mrc"})"), 1);
+  EXPECT_EQ(Value(t, ev + R"(good",transport="mrc"})"), 0);
+}
+
+TEST(DrillMetrics, EvCountsPerPlaneAndState) {
+  DrillMetrics m({"127.0.0.1:0"});
+  m.EvCounts("mrc", {{0, {{"GOOD", 60}, {"ASSUMED_BAD", 4}}}, {1, {{"GOOD", 64}}}});
+  std::string t = Scrape(m);
+  EXPECT_EQ(Value(t, R"(mrclab_evs{plane="0",state="good",transport="mrc"})"), 60);
+  EXPECT_EQ(Value(t, R"(mrclab_evs{plane="0",state="assumed_bad",transport="mrc"})"), 4);
+  EXPECT_EQ(Value(t, R"(mrclab_evs{plane="1",state="assumed_bad",transport="mrc"})"), 0);
+  EXPECT_EQ(Value(t, R"(mrclab_evs{plane="1",state="denied",transport="mrc"})"), 0);
+  m.EvCounts("mrc", {{0, {{"GOOD", 64}}}});  // back to good: the bad count goes to 0
+  t = Scrape(m);
+  EXPECT_EQ(Value(t, R"(mrclab_evs{plane="0",state="assumed_bad",transport="mrc"})"), 0);
 }
 
 TEST(DrillMetrics, SettersAreThreadSafe) {

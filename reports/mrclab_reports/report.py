@@ -39,6 +39,8 @@ def backend_text(result):
 
 
 def _mtu(run):
+    if isinstance(run.result.get("mtu"), int):  # the job's payload per packet, as the drill ran it
+        return run.result["mtu"]
     try:
         import yaml
         doc = yaml.safe_load(run.scenario_text) or {}

@@ -99,6 +99,7 @@ def test_check_refuses_a_job_this_machine_cannot_hold(tmp_path):
     ok = job_scenario(tmp_path, "clos4.yaml", ["{name: rc, transport: rc, ev_mode: udp, evs: 64}"], a2a)
     out = mrclab("drill", ok, "--check")
     assert "job rc       32 ranks, 496 QP pairs, 496 udp source ports" in out.stdout
+    assert "packets carry 8192 payload bytes (job.mtu from the lab; the lab's links: mtu 9000)" in out.stdout
     # MRC sprays over all 64: 496 x 64 ports do not exist.
     bad = job_scenario(tmp_path, "clos4.yaml", ["mrc", "{name: wide, transport: mrc, ev_mode: udp, evs: 64}"], a2a)
     for args in (["--check"], ["--metrics", "off", "--out", tmp_path / "runs"]):
@@ -115,6 +116,14 @@ def test_check_refuses_a_job_this_machine_cannot_hold(tmp_path):
     assert out.returncode == 2
     assert "transports[0].evs: the job needs 528 sockets, more than this machine's open-files limit (512)" \
         in out.stderr
+    # Payload per packet: the lab's link mtu sets the default and the limit.
+    too_big = write(tmp_path, f"name: t-mtu\nlab: {ROOT / 'labs' / 'clos2.yaml'}\n"
+                              "job: {collectives: [{kind: all_reduce, size: 1MiB}], mtu: 2048}\ntransports: [mrc]\n",
+                    "mtu.yaml")
+    out = mrclab("drill", too_big, "--check", check=False)
+    assert out.returncode == 2 and out.stderr.strip() == (
+        f"mrclab: error: {too_big}: job.mtu: 2048 payload bytes make packets of up to 2147 bytes, more than lab "
+        "clos2's link mtu of 1500; use job.mtu <= 1401 or set a larger mtu: in the lab file")
     # Memory: 1 GiB all-to-all buffers on each of 32 ranks.
     huge = job_scenario(tmp_path, "clos4.yaml", ["mrc"], "[{kind: all_to_all, size: 1GiB}]")
     out = mrclab("drill", huge, "--check", check=False)
@@ -134,7 +143,7 @@ def test_capacity_check_refuses_a_step_this_machine_cannot_finish(tmp_path):
         assert out.returncode == 2 and out.stdout == "", out.stdout
         line = out.stderr.strip().splitlines()[-1]
         assert line.startswith(f"mrclab: error: {bad}: job.collectives: a step sends 1835008 packets over 4-link "
-                               "paths: about "), line
+                               "paths: at least "), line
         assert "packet-hops/s at mtu 1024, `mrclab capacity`), over job.step_timeout (0.2 s); collective sizes " \
                "of at most " in line and line.endswith("% of these would fit, or fewer hosts, or a larger job.mtu")
     assert not (tmp_path / "runs").exists() and not namespaces_of("clos2") and not namespaces_of("mrclab-capacity")
@@ -142,5 +151,5 @@ def test_capacity_check_refuses_a_step_this_machine_cannot_finish(tmp_path):
     assert capacity["cached"] and capacity["packet_hops_per_second"] > 0 and capacity["mtu"] == 1024
     ok = mrclab("drill", ROOT / "scenarios" / "default.yaml", "--check")
     assert re.search(r"capacity: this machine forwards [0-9.]+M packet-hops/s at mtu 1024", ok.stdout)
-    assert re.search(r"  mrc: 14336 packets per step: 0\.007 s at link_rate, about [0-9.]+ s on this machine "
+    assert re.search(r"  mrc: 14336 packets per step: 0\.007 s at link_rate, at least [0-9.]+ s on this machine "
                      r"\(scale factor [0-9.]+: ", ok.stdout), ok.stdout
