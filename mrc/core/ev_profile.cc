@@ -93,7 +93,11 @@ bool EvTable::OnLoss(size_t i, Timestamp now, bool timeout, Duration penalty) {
   Entry& e = entries_[i];
   ++e.counters.losses;
   if (timeout) ++e.counters.timeouts;
-  ++e.consecutive_losses;
+  const Duration window = config_.correlated_loss_window;
+  if (window == Duration::Zero() || e.consecutive_losses == 0 || now - e.last_counted_loss >= window) {
+    ++e.consecutive_losses;
+    e.last_counted_loss = now;
+  }
   e.penalized_until = Max(e.penalized_until, now + penalty);
   if (e.state != EvState::kGood) return false;
   const bool bad = timeout || e.consecutive_losses >= config_.losses_to_bad;

@@ -38,6 +38,14 @@ struct EvPolicyConfig {
   Duration probe_interval = Duration::Microseconds(500);
   Duration probe_timeout = Duration::Milliseconds(2);
   uint32_t probes_to_good = 3;
+  // Correlated losses are not path failures. When set, losses charged to an EV within this
+  // window of its last counted one count once towards losses_to_bad, and a retransmission
+  // timeout that expires packets on several EVs at once charges each with a loss, not a timeout.
+  // On a shared CPU one stalled thread or socket delays many packets of a QP at once, which no
+  // single failed path explains; a dead path still goes ASSUMED_BAD after losses_to_bad losses
+  // a window apart (penalized, and so mostly avoided, from the first). Zero: every loss counts
+  // and every timeout is the path's (the fabric semantics).
+  Duration correlated_loss_window = Duration::Zero();
 };
 
 struct EvCounters {
@@ -67,6 +75,7 @@ class EvTable {
     EvDescriptor desc;
     EvState state = EvState::kGood;
     uint32_t consecutive_losses = 0;
+    Timestamp last_counted_loss;  // when consecutive_losses last grew (correlated_loss_window)
     Timestamp penalized_until;
     Duration srtt;
     uint32_t probe_successes = 0;

@@ -20,6 +20,30 @@ TEST(EvProfileTest, SpreadsEvenlyOverPlanes) {
   }
 }
 
+TEST(EvProfileTest, LossesWithinTheCorrelatedLossWindowCountOnce) {
+  EventSink sink;
+  EvPolicyConfig config;
+  config.losses_to_bad = 2;
+  config.correlated_loss_window = Duration::Microseconds(100);
+  EvTable table(7, MakeEvProfile(4, 1), config, &sink);
+  EXPECT_FALSE(table.OnLoss(1, T(0), false, kPenalty));
+  EXPECT_FALSE(table.OnLoss(1, T(0), false, kPenalty));   // the same sweep
+  EXPECT_FALSE(table.OnLoss(1, T(99), false, kPenalty));  // the same stall
+  EXPECT_EQ(table.at(1).counters.losses, 3u);             // every loss is still counted as one
+  EXPECT_EQ(table.at(1).state, EvState::kGood);
+  EXPECT_TRUE(table.OnLoss(1, T(100), false, kPenalty));  // a window later: a second, separate loss
+  EXPECT_EQ(table.at(1).state, EvState::kAssumedBad);
+  // A delivery in between starts the count afresh.
+  EXPECT_FALSE(table.OnLoss(2, T(0), false, kPenalty));
+  table.OnDelivered(2, T(50), std::nullopt, Duration::Zero(), kPenalty);
+  EXPECT_FALSE(table.OnLoss(2, T(60), false, kPenalty));
+  EXPECT_EQ(table.at(2).state, EvState::kGood);
+  // Without the window every loss counts (the fabric semantics).
+  EvTable fabric(8, MakeEvProfile(4, 1), EvPolicyConfig{.losses_to_bad = 2}, &sink);
+  EXPECT_FALSE(fabric.OnLoss(1, T(0), false, kPenalty));
+  EXPECT_TRUE(fabric.OnLoss(1, T(0), false, kPenalty));
+}
+
 TEST(EvProfileTest, ConsecutiveLossesMakeAnEvAssumedBadAndProbesBringItBack) {
   EventSink sink;
   EvPolicyConfig config;

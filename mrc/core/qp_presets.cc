@@ -32,6 +32,7 @@ QpConfig RealtimeQpConfig(TransportMode transport, const std::vector<int>& ev_pl
   q.ack_request_every = 8;
   q.ev_policy.penalty_floor = Duration::Microseconds(500);
   q.ev_policy.losses_to_bad = 3;
+  q.ev_policy.correlated_loss_window = Duration::Milliseconds(10);
   q.ev_policy.probe_interval = Duration::Milliseconds(5);
   q.ev_policy.probe_timeout = Duration::Milliseconds(20);
   q.cc.initial_window = Bytes{1 << 20};

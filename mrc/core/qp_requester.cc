@@ -253,12 +253,27 @@ void Qp::OnRetransmissionTimeout(Timestamp now) {
     if (tx_log_.front().sent_at + rto > now) return;
     ++stats_.rto_fired;
     rtt_.OnTimeoutBackoff();
+    // A timeout is evidence against a path when it is that path's alone (ev_profile.h).
+    bool timeout = true;
+    if (config_.ev_policy.correlated_loss_window > Duration::Zero()) {
+      int ev = -1;
+      for (const TxLogEntry& e : tx_log_) {
+        if (e.sent_at + rto > now) break;
+        if (e.psn < sent_base_psn_ || Sent(e.psn).state != PacketState::kInFlight || Sent(e.psn).tx_seq != e.tx_seq)
+          continue;
+        if (ev >= 0 && ev != Sent(e.psn).ev_index) {
+          timeout = false;
+          break;
+        }
+        ev = Sent(e.psn).ev_index;
+      }
+    }
     while (!tx_log_.empty() && state_ == QpState::kReadyToSend) {
       const TxLogEntry e = tx_log_.front();
       if (e.psn >= sent_base_psn_ && Sent(e.psn).state == PacketState::kInFlight &&
           Sent(e.psn).tx_seq == e.tx_seq) {
         if (e.sent_at + rto > now) break;
-        MarkLost(e.psn, now, true, true);
+        MarkLost(e.psn, now, timeout, true);
       }
       if (!tx_log_.empty()) tx_log_.pop_front();
     }

@@ -5,7 +5,7 @@ side by side."""
 import json
 from pathlib import Path
 
-from conftest import ROOT, lab_file, mrclab
+from conftest import ROOT, judged_drill, lab_file, mrclab
 
 
 def scenario(tmp_path, lab):
@@ -23,10 +23,12 @@ def scenario(tmp_path, lab):
 
 
 def run(path, out, backend):
-    proc = mrclab("drill", path, "--backend", backend, "--out", out, "--metrics", "off", "--json", "--quiet",
-                  check=False, timeout=400)
-    assert proc.returncode in (0, 1), proc.stderr
-    result = json.loads(proc.stdout)
+    def attempt(n):
+        proc = mrclab("drill", path, "--backend", backend, "--out", out / str(n), "--metrics", "off", "--json",
+                      "--quiet", check=False, timeout=400)
+        return proc, json.loads(proc.stdout) if proc.stdout else {}
+    proc, result = judged_drill(attempt)
+    assert proc.returncode in (0, 1), (proc.stderr, result.get("emulation_fidelity"))
     return result, {t["name"]: t for t in result["transports"]}
 
 

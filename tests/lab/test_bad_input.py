@@ -153,3 +153,12 @@ def test_capacity_check_refuses_a_step_this_machine_cannot_finish(tmp_path):
     assert re.search(r"capacity: this machine forwards [0-9.]+M packet-hops/s at mtu 1024", ok.stdout)
     assert re.search(r"  mrc: 14336 packets per step: 0\.007 s at link_rate, at least [0-9.]+ s on this machine "
                      r"\(scale factor [0-9.]+: ", ok.stdout), ok.stdout
+
+
+@pytest.mark.parametrize("scenario", sorted(p.name for p in (ROOT / "scenarios").glob("*.yaml")))
+def test_every_shipped_scenario_passes_check(scenario):
+    """Every shipped scenario is valid against its lab and fits this machine (`--check` changes
+    nothing: no lab is deployed)."""
+    out = mrclab("drill", ROOT / "scenarios" / scenario, "--check", check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith(f"scenario {scenario.removesuffix('.yaml')} is valid")

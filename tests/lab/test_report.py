@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import STATE, assert_nothing_left, lab_file, mrclab, short_scenario
+from conftest import STATE, assert_nothing_left, judged_drill, lab_file, mrclab, short_scenario
 
 LAB = f"t-rep-{os.getpid()}"  # a lab of its own, even beside another run of these tests
 CHROMIUM = "/usr/bin/chromium"
@@ -36,13 +36,16 @@ def run(tmp_path_factory):
     try:
         scenario = tmp / "report.yaml"
         scenario.write_text(short_scenario("report", lab=LAB, transports=("mrc", "rc")) + SCENARIO_FAULTS)
-        out = mrclab("drill", scenario, "--lab", LAB, "--out", tmp / "runs", "--metrics", "off", "--quiet",
-                     check=False, timeout=240)
-        assert out.returncode in (0, 1), out.stderr
+        def attempt(n):
+            proc = mrclab("drill", scenario, "--lab", LAB, "--out", tmp / f"runs{n}", "--metrics", "off", "--quiet",
+                          "--json", check=False, timeout=240)
+            return proc, json.loads(proc.stdout) if proc.stdout else {}
+        out, result = judged_drill(attempt)
+        assert out.returncode in (0, 1), (out.stderr, result.get("emulation_fidelity"))
     finally:
         mrclab("destroy", LAB, check=False)
     assert_nothing_left(LAB)
-    (directory,) = [d for d in (tmp / "runs").iterdir() if d.is_dir()]
+    directory = Path(result["run_dir"])
     return directory
 
 
