@@ -1,5 +1,6 @@
 // "The fabric is back to where it was": the BGP routes of every switch (prefix and set of next
-// hops, as the kernel has them) compared with a snapshot taken when the lab was known good.
+// hops, as the kernel has them) compared with a snapshot taken when the lab was known good and
+// its routes had stopped changing (netns_backend.cc).
 // Drills wait for it before each transport, so that every transport starts on the same,
 // converged fabric even when the previous one's faults were reverted a moment ago (a link is
 // up before its session is Established, and the session before its routes are installed).
@@ -22,10 +23,11 @@ RoutingSnapshot SnapshotBgpRoutes(const emulator::ResolvedLab& lab);
 // Switches whose routes differ from `baseline` (empty: converged).
 std::set<std::string> DifferingSwitches(const RoutingSnapshot& baseline, const RoutingSnapshot& now);
 
-// True when `now` has every route of `baseline` with at least its next hops, and more somewhere:
+// True when `now` has every prefix of `baseline` with at least as many next hops, and differs:
 // the baseline was taken before BGP had finished (a deploy is verified once sessions are up and
-// every host pair is reachable, which can be before every ECMP path is installed), and `now` is
-// the more complete fabric to compare with from then on.
+// every host pair is reachable, which can be before every ECMP path is installed, and a spine
+// may still hold a transient path through another leaf), and `now` is the more complete fabric
+// to compare with from then on. A fabric with a link or switch still down has fewer next hops.
 bool Completes(const RoutingSnapshot& baseline, const RoutingSnapshot& now);
 
 // What differs, for the record of a lab that did not converge: "p0-spine0: missing ROUTE" /

@@ -30,9 +30,14 @@ TEST(LabConvergence, AFabricWithMorePathsCompletesAnEarlyBaseline) {
                        "fcbb:0:1202::/48 via fe80::2 dev spine0"};
   EXPECT_TRUE(Completes(early, later));   // one more next hop, one more prefix
   EXPECT_FALSE(Completes(later, early));  // fewer is a difference, not a completion
+  // A transient path replaced by the direct one (same width) while other routes widen: complete.
   RoutingSnapshot moved = later;
   moved["p0-spine0"] = {"fd00:0:1::/64 via fe80::9 dev leaf1"};
-  EXPECT_FALSE(Completes(early, moved));  // a next hop replaced is a difference
+  EXPECT_TRUE(Completes(early, moved));
+  // A prefix gone, or a route narrower than before, is a difference.
+  RoutingSnapshot gone = later;
+  gone["p0-spine0"] = {};
+  EXPECT_FALSE(Completes(early, gone));
 }
 
 }  // namespace

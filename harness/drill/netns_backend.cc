@@ -81,10 +81,27 @@ class NetnsBackend : public DrillBackend {
     }
   }
 
-  // Polls until every switch has the BGP routes it had when first asked (the lab as verified),
-  // for at most a minute.
+  // The routes to come back to: the first snapshot that stays the same for a second (BGP may
+  // still be installing paths when deploy has verified reachability), within half a minute.
+  RoutingSnapshot SettledRoutes(const EventFn& on_event) {
+    const auto start = Clock::now();
+    RoutingSnapshot last = SnapshotBgpRoutes(plan_);
+    while (Clock::now() - start < std::chrono::seconds(30)) {
+      nx::ThrowIfInterrupted();
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      RoutingSnapshot now = SnapshotBgpRoutes(plan_);
+      if (now == last) break;
+      last = std::move(now);
+    }
+    on_event({{"type", "drill"}, {"phase", "routing baseline"},
+              {"waited_seconds", std::chrono::duration<double>(Clock::now() - start).count()}});
+    return last;
+  }
+
+  // Polls until every switch has the BGP routes of the settled baseline (or a more complete
+  // fabric: Completes), for at most a minute.
   void WaitUntilConverged(const EventFn& on_event, bool progress) override {
-    if (!baseline_) baseline_ = SnapshotBgpRoutes(plan_);
+    if (!baseline_) baseline_ = SettledRoutes(on_event);
     const auto start = Clock::now();
     RoutingSnapshot now = SnapshotBgpRoutes(plan_);
     std::set<std::string> differing = DifferingSwitches(*baseline_, now);

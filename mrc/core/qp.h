@@ -183,6 +183,8 @@ class Qp {
   void DetectLosses(Timestamp now);
   void OnRetransmissionTimeout(Timestamp now);
   void CleanTxLog();
+  // The log entry is the latest transmission of a packet still in flight.
+  bool InFlight(const TxLogEntry& e);
   void AdvanceAndComplete();
   void EnterError(WcStatus status, std::string_view reason, Timestamp now);
 

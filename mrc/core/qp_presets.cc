@@ -37,7 +37,11 @@ QpConfig RealtimeQpConfig(TransportMode transport, const std::vector<int>& ev_pl
   q.ev_policy.probe_timeout = Duration::Milliseconds(20);
   q.cc.initial_window = Bytes{1 << 20};
   q.cc.max_window = Bytes{8 << 20};
-  q.cc.min_window = Bytes{16 * 1024};
+  // MRC: at least 16 packets. On a shared CPU the delay signal is mostly scheduling, which pins
+  // the window at its floor; 16 KiB was 2 packets on jumbo links, and clos4's steps got slower
+  // all drill long (baseline 0.86 s, tail 1.4-1.9 s; with the floor 0.54 s and back within 2 s).
+  // RC keeps 16 KiB: its go-back-N resends the whole window on every timeout.
+  q.cc.min_window = Bytes{transport == TransportMode::kMrc ? std::max<uint64_t>(16 * 1024, 16ull * mtu) : 16 * 1024};
   q.cc.target_queuing_delay = Duration::Milliseconds(1);
   q.max_outstanding_packets = 8192;
   q.receive_window_packets = 8192;

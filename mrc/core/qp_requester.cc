@@ -228,8 +228,7 @@ void Qp::DetectLosses(Timestamp now) {
   const Duration reorder = ReorderWindow();
   while (!tx_log_.empty() && state_ == QpState::kReadyToSend) {
     const TxLogEntry e = tx_log_.front();
-    if (e.psn < sent_base_psn_ || Sent(e.psn).state != PacketState::kInFlight ||
-        Sent(e.psn).tx_seq != e.tx_seq) {
+    if (!InFlight(e)) {
       tx_log_.pop_front();
       continue;
     }
@@ -259,8 +258,7 @@ void Qp::OnRetransmissionTimeout(Timestamp now) {
       int ev = -1;
       for (const TxLogEntry& e : tx_log_) {
         if (e.sent_at + rto > now) break;
-        if (e.psn < sent_base_psn_ || Sent(e.psn).state != PacketState::kInFlight || Sent(e.psn).tx_seq != e.tx_seq)
-          continue;
+        if (!InFlight(e)) continue;
         if (ev >= 0 && ev != Sent(e.psn).ev_index) {
           timeout = false;
           break;
@@ -270,8 +268,7 @@ void Qp::OnRetransmissionTimeout(Timestamp now) {
     }
     while (!tx_log_.empty() && state_ == QpState::kReadyToSend) {
       const TxLogEntry e = tx_log_.front();
-      if (e.psn >= sent_base_psn_ && Sent(e.psn).state == PacketState::kInFlight &&
-          Sent(e.psn).tx_seq == e.tx_seq) {
+      if (InFlight(e)) {
         if (e.sent_at + rto > now) break;
         MarkLost(e.psn, now, timeout, true);
       }
@@ -290,11 +287,14 @@ void Qp::OnRetransmissionTimeout(Timestamp now) {
   tx_log_.clear();
 }
 
+bool Qp::InFlight(const TxLogEntry& e) {
+  return e.psn >= sent_base_psn_ && Sent(e.psn).state == PacketState::kInFlight && Sent(e.psn).tx_seq == e.tx_seq;
+}
+
 void Qp::CleanTxLog() {
   while (!tx_log_.empty()) {
     const TxLogEntry& e = tx_log_.front();
-    if (e.psn >= sent_base_psn_ && Sent(e.psn).state == PacketState::kInFlight &&
-        Sent(e.psn).tx_seq == e.tx_seq)
+    if (InFlight(e))
       break;
     tx_log_.pop_front();
   }

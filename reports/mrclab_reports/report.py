@@ -141,11 +141,12 @@ def capacity_table(run):
                      fmt_seconds(d["fabric_seconds"]) if d.get("fabric_seconds") else "not shaped",
                      fmt_seconds(d.get("machine_seconds", 0)),
                      Cell(f"{factor:.1f}", "worse" if factor > 1 else "") if factor else "–"])
-    return Table(["transport", "data packets per step", "at link_rate", "on this machine", "scale factor"], rows,
+    return Table(["transport", "data packets per step", "at link_rate", "on this machine (at least)", "scale factor"], rows,
                  caption=f"This machine forwards {machine.get('packet_hops_per_second', 0) / 1e6:.2f}M packet-hops/s "
                          f"at mtu {machine.get('mtu', '–')} (`mrclab capacity`). Scale factor = time on this machine "
                          "/ time at link_rate: above 1, this machine, not link_rate, sets the step time, so absolute "
-                         "step times are that much slower than the emulated fabric's.")
+                         "step times are that much slower than the emulated fabric's. The machine time counts packets, "
+                         "not what each message, QP and EV costs the endpoints: a lower bound.")
 
 
 def fidelity_section(s, run):
