@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <map>
@@ -123,16 +124,10 @@ class Parser {
 
     if (keys.count("bfd_interval")) {
       const std::string d = Scalar(keys["bfd_interval"], "bfd_interval");
-      const size_t digits = d.find_first_not_of("0123456789");
-      const std::string unit = digits == std::string::npos ? "" : d.substr(digits);
-      uint64_t ms = 0;
-      if (digits != 0 && digits != std::string::npos && (unit == "ms" || unit == "s")) {
-        try {
-          ms = std::stoull(d.substr(0, digits)) * (unit == "s" ? 1000 : 1);
-        } catch (const std::exception&) {
-          ms = 0;
-        }
-      }
+      const size_t digits = std::min(d.find_first_not_of("0123456789"), d.size());
+      const std::string unit = d.substr(digits);
+      const std::optional<int> number = Integer(d.substr(0, digits), 60000);
+      const uint64_t ms = number && (unit == "ms" || unit == "s") ? *number * (unit == "s" ? 1000ull : 1ull) : 0;
       if (ms < 10 || ms > 60000)
         Fail("bfd_interval", "'" + d + "' must be whole ms or s from 10ms to 60s (BFD's transmit and receive interval)");
       spec.bfd_interval_ns = ms * 1000000;
@@ -140,17 +135,11 @@ class Parser {
 
     if (keys.count("mtu")) {
       const std::string m = Scalar(keys["mtu"], "mtu");
-      unsigned long value = 0;
-      size_t used = 0;
-      try {
-        value = std::stoul(m, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used != m.size() || m.empty() || value < kMinLinkMtu || value > kMaxLinkMtu)
+      const std::optional<int> value = Integer(m, kMaxLinkMtu);
+      if (!value || *value < static_cast<int>(kMinLinkMtu))
         Fail("mtu", "'" + m + "' must be a whole number of bytes from " + std::to_string(kMinLinkMtu) + " (IPv6's minimum) to " +
                         std::to_string(kMaxLinkMtu));
-      spec.mtu = static_cast<uint32_t>(value);
+      spec.mtu = static_cast<uint32_t>(*value);
     }
 
     if (keys.count("clos")) {

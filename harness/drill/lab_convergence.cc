@@ -49,22 +49,15 @@ std::set<std::string> ParseRoutes(const std::string& text) {
   return routes;
 }
 
-// A switch's routes as prefix -> next hops ("via ADDR dev IF"), from ParseRoutes' lines.
-std::map<std::string, std::set<std::string>> ByPrefix(const std::set<std::string>& routes) {
-  std::map<std::string, std::set<std::string>> out;
+// A switch's routes as prefix -> number of next hops (ParseRoutes writes each as "via ADDR dev IF").
+std::map<std::string, size_t> HopCounts(const std::set<std::string>& routes) {
+  std::map<std::string, size_t> out;
   for (const std::string& line : routes) {
     std::istringstream words(line);
-    std::string prefix, w, hop;
+    std::string prefix, w;
     words >> prefix;
-    auto& hops = out[prefix];
-    while (words >> w) {
-      if (w == "via" && !hop.empty()) {
-        hops.insert(hop);
-        hop.clear();
-      }
-      hop += (hop.empty() ? "" : " ") + w;
-    }
-    if (!hop.empty()) hops.insert(hop);
+    size_t& hops = out[prefix];
+    while (words >> w) hops += w == "via";
   }
   return out;
 }
@@ -96,10 +89,10 @@ bool Completes(const RoutingSnapshot& baseline, const RoutingSnapshot& now) {
     auto it = now.find(name);
     if (it == now.end()) return false;
     if (it->second == routes) continue;
-    const auto base = ByPrefix(routes), current = ByPrefix(it->second);
+    const auto base = HopCounts(routes), current = HopCounts(it->second);
     for (const auto& [prefix, hops] : base) {
       auto found = current.find(prefix);
-      if (found == current.end() || found->second.size() < hops.size()) return false;
+      if (found == current.end() || found->second < hops) return false;
     }
     more = true;
   }

@@ -111,13 +111,13 @@ class NetnsBackend : public DrillBackend {
         on_event({{"type", "drill"}, {"phase", "routing baseline completed"}, {"switches", differing.size()},
                   {"additions", RouteDifferences(*baseline_, now, 20)}});
         baseline_ = now;
+        differing.clear();
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       now = SnapshotBgpRoutes(plan_);
       differing = DifferingSwitches(*baseline_, now);
     }
-    if (baseline_ == now) differing.clear();
     std::string names;
     for (const auto& n : differing) names += (names.empty() ? "" : ", ") + n;
     const double waited = std::chrono::duration<double>(Clock::now() - start).count();

@@ -147,6 +147,7 @@ TransportRun RunTransport(const TransportRunContext& ctx, const TransportSpec& t
     if (t >= next_ev_sample) {
       const std::vector<EvSnapshot> evs = job->SnapshotEvs();
       ctx.recorder.EvSamples(name, t, evs);
+      // 1 ms early, so that it falls due on the once-a-second sample that is due then.
       next_ev_sample = t + std::max(kSampleEverySeconds, static_cast<double>(evs.size()) / kEvRowsPerSecond) - 0.001;
       if (metrics) {
         std::map<int, std::map<std::string, int>> per_plane;
