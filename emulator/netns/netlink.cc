@@ -144,6 +144,7 @@ void RtnlSocket::QueueVeth(const std::string& name, int ns_fd, const std::string
   mnl_attr_put_strz(nlh, IFLA_IFNAME, name.c_str());
   mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, static_cast<uint32_t>(ns_fd));
   mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
+  mnl_attr_put_u32(nlh, IFLA_GSO_MAX_SEGS, 1);
   nlattr* linkinfo = mnl_attr_nest_start(nlh, IFLA_LINKINFO);
   mnl_attr_put_strz(nlh, IFLA_INFO_KIND, "veth");
   nlattr* data = mnl_attr_nest_start(nlh, IFLA_INFO_DATA);
@@ -153,6 +154,7 @@ void RtnlSocket::QueueVeth(const std::string& name, int ns_fd, const std::string
   mnl_attr_put_strz(nlh, IFLA_IFNAME, peer_name.c_str());
   mnl_attr_put_u32(nlh, IFLA_NET_NS_FD, static_cast<uint32_t>(peer_ns_fd));
   mnl_attr_put_u32(nlh, IFLA_MTU, mtu);
+  mnl_attr_put_u32(nlh, IFLA_GSO_MAX_SEGS, 1);
   mnl_attr_nest_end(nlh, peer);
   mnl_attr_nest_end(nlh, data);
   mnl_attr_nest_end(nlh, linkinfo);

@@ -42,7 +42,9 @@ class RtnlSocket {
   RtnlSocket& operator=(const RtnlSocket&) = delete;
 
   // A veth pair whose two ends are created directly inside the given namespaces, both with
-  // this MTU (bytes).
+  // this MTU (bytes). Both ends carry single packets, as a real link does: gso_max_segs 1, so a
+  // UDP GSO super-packet a host sends is cut into its datagrams at the host's own interface
+  // (after its qdisc), and every hop, fault and capture sees packets.
   void QueueVeth(const std::string& name, int ns_fd, const std::string& peer_name,
                  int peer_ns_fd, uint32_t mtu, const std::string& description);
   // An ifb interface in this socket's namespace: a device with no link partner, so it never

@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <numeric>
 
 #include "mrc/asio/netns.h"
+#include "mrc/asio/udp_offload.h"
 
 namespace mrclab::mrc {
 
@@ -15,7 +17,8 @@ AsioEndpoint::AsioEndpoint(boost::asio::io_context& io, const AsioEndpointConfig
     : io_(io), config_(config), context_(config.context), timer_(io) {
   config_.batch = std::clamp<size_t>(config_.batch, 1, 256);
   tx_buffers_.resize(config_.batch * kBufferBytes);
-  rx_buffers_.resize(config_.batch * kBufferBytes);
+  if (config_.segmentation_offload) rx_slot_bytes_ = kGroBufferBytes;
+  rx_buffers_.reset(new uint8_t[config_.batch * rx_slot_bytes_]);
   tx_routes_.resize(config_.batch);
   tx_lengths_.resize(config_.batch);
   for (const auto& spec : config_.ports) {
@@ -25,6 +28,7 @@ AsioEndpoint::AsioEndpoint(boost::asio::io_context& io, const AsioEndpointConfig
     o.local_port = config_.udp_port;
     o.buffer_bytes = config_.socket_buffer_bytes;
     const int fd = OpenUdpSocket(o);
+    if (config_.segmentation_offload) EnableUdpGro(fd);
     Port p;
     p.spec = spec;
     p.socket = std::make_unique<boost::asio::ip::udp::socket>(io_);
@@ -60,10 +64,12 @@ void AsioEndpoint::SetRoutes(uint32_t qpn, const std::vector<EvRoute>& routes) {
         o.connect_address = r.destination;
         o.connect_port = config_.udp_port;
         o.buffer_bytes = config_.socket_buffer_bytes;
+        o.zero_checksum = !config_.segmentation_offload;
         it = tx_sockets_.emplace(key, OpenUdpSocket(o)).first;
       }
       out.fd = it->second;
       out.connected = true;
+      out.gso = config_.segmentation_offload && SocketSupportsGso(out.fd);
     }
     resolved.push_back(out);
   }
@@ -108,28 +114,43 @@ void AsioEndpoint::OnReadable(size_t port) {
   const size_t batch = config_.batch;
   std::vector<mmsghdr> msgs(batch);
   std::vector<iovec> iov(batch);
+  std::vector<unsigned char> control(batch * kUdpOffloadControlBytes);
   // Bounded so that a flood cannot starve our own transmissions and timers.
   for (int round = 0; round < 8; ++round) {
     for (size_t i = 0; i < batch; ++i) {
-      iov[i] = {rx_buffers_.data() + i * kBufferBytes, kBufferBytes};
+      iov[i] = {rx_buffers_.get() + i * rx_slot_bytes_, rx_slot_bytes_};
       msgs[i] = {};
       msgs[i].msg_hdr.msg_iov = &iov[i];
       msgs[i].msg_hdr.msg_iovlen = 1;
+      msgs[i].msg_hdr.msg_control = control.data() + i * kUdpOffloadControlBytes;
+      msgs[i].msg_hdr.msg_controllen = kUdpOffloadControlBytes;
     }
     const int n = recvmmsg(fd, msgs.data(), static_cast<unsigned>(batch), MSG_DONTWAIT, nullptr);
     if (n <= 0) break;
     ++stats_.rx_syscalls;
     const Timestamp now = Now();
-    for (int i = 0; i < n; ++i) {
-      ++stats_.rx_datagrams;
-      context_.OnDatagram(now, std::span<const uint8_t>(rx_buffers_.data() + i * kBufferBytes, msgs[i].msg_len),
-                          DatagramInfo{ports_[port].spec.plane, false});
-    }
+    for (int i = 0; i < n; ++i)
+      Receive(port, std::span<const uint8_t>(rx_buffers_.get() + i * rx_slot_bytes_, msgs[i].msg_len),
+              GroSegmentSize(msgs[i].msg_hdr), now);
     if (on_progress_) on_progress_();
     Flush();
     if (static_cast<size_t>(n) < batch) break;
   }
   ArmTimer();
+}
+
+void AsioEndpoint::Receive(size_t port, std::span<const uint8_t> message, size_t segment_bytes, Timestamp now) {
+  const DatagramInfo info{ports_[port].spec.plane, false};
+  if (segment_bytes == 0 || segment_bytes >= message.size()) {
+    ++stats_.rx_datagrams;
+    context_.OnDatagram(now, message, info);
+    return;
+  }
+  ++stats_.rx_gro_messages;
+  for (size_t at = 0; at < message.size(); at += segment_bytes) {
+    ++stats_.rx_datagrams;
+    context_.OnDatagram(now, message.subspan(at, std::min(segment_bytes, message.size() - at)), info);
+  }
 }
 
 void AsioEndpoint::OnTimer() {
@@ -176,42 +197,63 @@ void AsioEndpoint::Flush() {
 }
 
 void AsioEndpoint::SendBatch(size_t count) {
-  // Group by socket (stable), then one sendmmsg per group.
+  // Group by socket (stable), then one sendmmsg per group; within a group, GSO runs.
   std::vector<size_t> order(count);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return tx_routes_[a]->fd < tx_routes_[b]->fd; });
-  std::vector<mmsghdr> msgs(count);
   std::vector<iovec> iov(count);
-  for (size_t k = 0; k < count; ++k) {
-    const size_t i = order[k];
-    iov[k] = {tx_buffers_.data() + i * kBufferBytes, tx_lengths_[i]};
-    msgs[k] = {};
-    msgs[k].msg_hdr.msg_iov = &iov[k];
-    msgs[k].msg_hdr.msg_iovlen = 1;
-    if (!tx_routes_[i]->connected) {
-      msgs[k].msg_hdr.msg_name = const_cast<sockaddr_in6*>(&tx_routes_[i]->destination);
-      msgs[k].msg_hdr.msg_namelen = sizeof(sockaddr_in6);
-    }
-  }
+  for (size_t k = 0; k < count; ++k) iov[k] = {tx_buffers_.data() + order[k] * kBufferBytes, tx_lengths_[order[k]]};
+  std::vector<mmsghdr> msgs;
+  std::vector<size_t> packets;  // datagrams per message
+  std::vector<unsigned char> control(count * kUdpOffloadControlBytes);
+  std::vector<size_t> lengths;
   size_t k = 0;
   while (k < count) {
-    const int fd = tx_routes_[order[k]]->fd;
+    const Route* route = tx_routes_[order[k]];
     size_t end = k;
-    while (end < count && tx_routes_[order[end]]->fd == fd) ++end;
-    while (k < end) {
-      const int n = sendmmsg(fd, msgs.data() + k, static_cast<unsigned>(end - k), MSG_DONTWAIT);
+    while (end < count && tx_routes_[order[end]]->fd == route->fd) ++end;
+    const bool gso = route->gso && std::find(gso_refused_.begin(), gso_refused_.end(), route->fd) == gso_refused_.end();
+    lengths.assign(end - k, 0);
+    for (size_t j = k; j < end; ++j) lengths[j - k] = tx_lengths_[order[j]];
+    std::vector<GsoRun> runs;
+    if (gso) runs = UdpGsoRuns(lengths);
+    else for (size_t j = 0; j < lengths.size(); ++j) runs.push_back({j, 1, lengths[j]});
+    msgs.assign(runs.size(), mmsghdr{});
+    packets.assign(runs.size(), 0);
+    for (size_t m = 0; m < runs.size(); ++m) {
+      msghdr& h = msgs[m].msg_hdr;
+      h.msg_iov = &iov[k + runs[m].first];
+      h.msg_iovlen = runs[m].count;
+      packets[m] = runs[m].count;
+      // Sockets shared by several EVs (srv6 mode) are unconnected: each message names its own
+      // destination. GSO runs exist only on connected sockets, which have one.
+      const Route* r = tx_routes_[order[k + runs[m].first]];
+      if (!r->connected) {
+        h.msg_name = const_cast<sockaddr_in6*>(&r->destination);
+        h.msg_namelen = sizeof(sockaddr_in6);
+      }
+      if (runs[m].count > 1) SetGsoSegment(h, control.data() + m * kUdpOffloadControlBytes, runs[m].segment_bytes);
+    }
+    size_t m = 0;
+    while (m < msgs.size()) {
+      const int n = sendmmsg(route->fd, msgs.data() + m, static_cast<unsigned>(msgs.size() - m), MSG_DONTWAIT);
       ++stats_.tx_syscalls;
       if (n <= 0) {
-        // EAGAIN, or an ICMP error reported on a connected socket: the datagram is lost and
-        // the transport's loss recovery resends it.
-        ++stats_.tx_dropped;
-        ++k;
+        // EAGAIN, or an ICMP error reported on a connected socket: the datagrams are lost and
+        // the transport's loss recovery resends them. A kernel that refuses GSO on this
+        // socket (EINVAL, EIO) gets single datagrams from now on.
+        if (packets[m] > 1 && (errno == EINVAL || errno == EIO)) gso_refused_.push_back(route->fd);
+        stats_.tx_dropped += packets[m];
+        ++m;
         continue;
       }
-      stats_.tx_datagrams += n;
-      k += n;
+      for (int i = 0; i < n; ++i, ++m) {
+        stats_.tx_datagrams += packets[m];
+        if (packets[m] > 1) ++stats_.tx_gso_messages;
+      }
     }
+    k = end;
   }
 }
 

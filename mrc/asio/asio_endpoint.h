@@ -11,9 +11,12 @@
 //                 UDP skips the per-packet route lookup). 32-256 sockets per QP is cheap.
 //     srv6 mode   destination = the EV's uSID container address; all EVs of a port share its
 //                 receive socket (source port 4791), so sends batch across EVs.
-//   receive       recvmmsg batches -> Context::OnDatagram -> progress hook -> flush
+//   receive       recvmmsg batches -> Context::OnDatagram -> progress hook -> flush; with
+//                 UDP GRO a message may hold several datagrams (cut up again, udp_offload.h)
 //   transmit      PollTransmit into a batch of buffers, grouped by socket, sendmmsg per group;
-//                 a send the kernel refuses (EAGAIN) is dropped and recovered by the transport
+//                 on checksummed (udp mode) sockets, consecutive equal-size packets of one EV
+//                 go as one UDP GSO message; a send the kernel refuses (EAGAIN) is dropped
+//                 and recovered by the transport
 //   timers        one steady_timer armed at Context::NextTimeout
 #pragma once
 
@@ -40,12 +43,16 @@ struct AsioEndpointConfig {
   uint16_t udp_port = 4791;
   int socket_buffer_bytes = 32 << 20;
   size_t batch = 32;
+  // UDP GSO on udp-mode send sockets (which then carry a real UDP checksum) and UDP GRO on
+  // receive sockets. Off: one datagram per message, zero checksums everywhere.
+  bool segmentation_offload = true;
   ContextConfig context;
 };
 
 struct AsioEndpointStats {
   uint64_t rx_datagrams = 0, rx_syscalls = 0, tx_datagrams = 0, tx_syscalls = 0;
   uint64_t tx_dropped = 0, unroutable = 0, timer_wakeups = 0;
+  uint64_t tx_gso_messages = 0, rx_gro_messages = 0;  // messages that carried several datagrams
 };
 
 class AsioEndpoint {
@@ -76,6 +83,7 @@ class AsioEndpoint {
   struct Route {
     int fd = -1;
     bool connected = false;
+    bool gso = false;
     sockaddr_in6 destination{};
   };
   void WaitReadable(size_t port);
@@ -84,6 +92,7 @@ class AsioEndpoint {
   void ArmTimer();
   void Flush();
   void SendBatch(size_t count);
+  void Receive(size_t port, std::span<const uint8_t> message, size_t segment_bytes, Timestamp now);
 
   boost::asio::io_context& io_;
   AsioEndpointConfig config_;
@@ -97,10 +106,14 @@ class AsioEndpoint {
   bool running_ = false;
   AsioEndpointStats stats_;
 
-  static constexpr size_t kBufferBytes = 16384;
-  std::vector<uint8_t> tx_buffers_, rx_buffers_;
+  static constexpr size_t kBufferBytes = 16384;   // one datagram
+  static constexpr size_t kGroBufferBytes = 65536;  // one GRO super-packet
+  size_t rx_slot_bytes_ = kBufferBytes;
+  std::vector<uint8_t> tx_buffers_;
+  std::unique_ptr<uint8_t[]> rx_buffers_;  // left uninitialised: pages are touched as used
   std::vector<const Route*> tx_routes_;
   std::vector<size_t> tx_lengths_;
+  std::vector<int> gso_refused_;  // send sockets whose GSO the kernel refused at run time
 };
 
 }  // namespace mrclab::mrc

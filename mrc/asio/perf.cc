@@ -74,6 +74,7 @@ PerfResult RunPerf(const PerfConfig& c) {
     AsioEndpointConfig sconf;
     sconf.ports = to_ports(c.server_ports);
     sconf.ev_mode = c.ev_mode;
+    sconf.segmentation_offload = c.segmentation_offload;
     sconf.context.seed = c.seed * 2 + 1;
     AsioEndpointConfig cconf = sconf;
     cconf.ports = to_ports(c.client_ports);
@@ -285,7 +286,8 @@ nlohmann::json PerfResult::ToJson() const {
     return nlohmann::json{{"rx_datagrams", s.rx_datagrams}, {"rx_syscalls", s.rx_syscalls},
                           {"tx_datagrams", s.tx_datagrams}, {"tx_syscalls", s.tx_syscalls},
                           {"tx_dropped", s.tx_dropped}, {"unroutable", s.unroutable},
-                          {"timer_wakeups", s.timer_wakeups}};
+                          {"timer_wakeups", s.timer_wakeups}, {"tx_gso_messages", s.tx_gso_messages},
+                          {"rx_gro_messages", s.rx_gro_messages}};
   };
   return {{"ok", ok}, {"error", error}, {"transport", transport}, {"ev_mode", ev_mode},
           {"seconds", seconds}, {"messages", messages}, {"bytes_verified", bytes_verified},

@@ -45,6 +45,7 @@ struct PerfConfig {
   uint32_t max_outstanding_messages = 8;
   uint64_t seed = 1;
   double timeout_seconds = 0;       // hard stop; 0: 60 s (total mode) or duration + 10 s
+  bool segmentation_offload = true; // UDP GSO/GRO in the driver (AsioEndpointConfig)
   std::optional<QpConfig> qp;       // full override of the tuned defaults below
 };
 

@@ -46,8 +46,9 @@ VethNamespacePair::VethNamespacePair(const std::string& prefix, int planes, int 
   for (int p = 0; p < planes; ++p) {
     const std::string va = "mrcv" + std::to_string(p) + "a", vb = "mrcv" + std::to_string(p) + "b";
     // Created inside namespace a, so two concurrent runs never collide on interface names.
-    must("ip -n " + ns_a_ + " link add " + va + " mtu " + std::to_string(mtu) + " type veth peer name " +
-         vb + " netns " + ns_b_ + " mtu " + std::to_string(mtu));
+    // gso_max_segs 1 as on lab links: a GSO super-packet is cut into datagrams at the sender.
+    const std::string link = " mtu " + std::to_string(mtu) + " gso_max_segs 1";
+    must("ip -n " + ns_a_ + " link add " + va + link + " type veth peer name " + vb + " netns " + ns_b_ + link);
     must("ip -n " + ns_a_ + " addr add " + address_a(p) + "/64 dev " + va + " nodad");
     must("ip -n " + ns_b_ + " addr add " + address_b(p) + "/64 dev " + vb + " nodad");
     must("ip -n " + ns_a_ + " link set " + va + " up");

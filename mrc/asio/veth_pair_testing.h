@@ -1,6 +1,7 @@
 // Test and benchmark support (needs root and iproute2): two network namespaces joined by one
-// veth pair per plane, with IPv6 addresses fd00:99:<plane>::1/64 (side a) and ::2 (side b),
-// added with nodad so they are usable at once. The destructor always deletes both namespaces
+// veth pair per plane (single packets on the wire, like lab links: gso_max_segs 1), with IPv6
+// addresses fd00:99:<plane>::1/64 (side a) and ::2 (side b), added with nodad so they are
+// usable at once. The destructor always deletes both namespaces
 // (which deletes the veths); the constructor first sweeps namespaces left by dead processes
 // ("<prefix><pid>-a/b" whose pid is gone), so even a crashed run leaves nothing behind for long.
 #pragma once
