@@ -1,4 +1,5 @@
 #include "emulator/lab_spec.h"
+#include "emulator/strict_yaml.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -72,16 +73,7 @@ class Parser {
   explicit Parser(std::string source) : source_(std::move(source)) {}
 
   LabSpec Parse(const std::string& text) {
-    YAML::Node root;
-    try {
-      root = YAML::Load(text);
-    } catch (const YAML::ParserException& e) {
-      std::string field =
-          e.mark.is_null() ? "(document)" : "line " + std::to_string(e.mark.line + 1);
-      Fail(field, "YAML syntax error: " + e.msg);
-    } catch (const YAML::Exception& e) {
-      Fail("(document)", std::string("YAML error: ") + e.what());
-    }
+    const YAML::Node root = LoadStrictYaml(text, source_);
     if (!root.IsMap()) Fail("(document)", std::string("expected a mapping, got ") + KindText(root));
 
     LabSpec spec;
@@ -172,19 +164,18 @@ class Parser {
     return prefix.empty() ? key : prefix + "." + key;
   }
 
-  // The entries of a mapping by key, rejecting non-scalar, duplicate and unknown keys.
+  // The entries of a mapping by key, rejecting unknown keys (LoadStrictYaml has already
+  // refused non-scalar and duplicate ones).
   std::map<std::string, YAML::Node> MapEntries(const YAML::Node& map, const std::string& path,
                                                const std::set<std::string>& allowed) const {
     std::map<std::string, YAML::Node> out;
     for (const auto& kv : map) {
-      if (!kv.first.IsScalar()) Fail(path.empty() ? "(document)" : path, "keys must be strings");
       std::string key = kv.first.Scalar();
       if (!allowed.empty() && !allowed.count(key)) {
         std::string known;
         for (const std::string& k : allowed) known += (known.empty() ? "" : ", ") + k;
         Fail(Join(path, key), "unknown key (known keys: " + known + ")");
       }
-      if (out.count(key)) Fail(Join(path, key), "duplicate key");
       out[key] = kv.second;
     }
     return out;
@@ -250,17 +241,13 @@ class Parser {
     if (n.IsNull()) return;
     if (!n.IsMap())
       Fail("nodes", std::string("expected a mapping of name to node, got ") + KindText(n));
-    std::set<std::string> explicit_names;
     for (const auto& kv : n) {
-      if (!kv.first.IsScalar()) Fail("nodes", "node names must be strings");
       std::string name = kv.first.Scalar();
       std::string path = "nodes." + name;
       if (!IsName(name, 30)) Fail(path, "node name '" + name + "' must match [a-z][a-z0-9-]{0,30}");
-      if (explicit_names.count(name)) Fail(path, "duplicate node name");
       if (node_kinds_.count(name)) {
         Fail(path, "duplicates the generated node '" + name + "' of the clos block");
       }
-      explicit_names.insert(name);
 
       NodeSpec node;
       node.name = name;
@@ -361,13 +348,7 @@ LabSpec ParseLabText(const std::string& yaml_text, const std::string& source_nam
   return Parser(source_name).Parse(yaml_text);
 }
 
-LabSpec ParseLabFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw LabError(path, "(file)", "cannot read the file");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return ParseLabText(buf.str(), path);
-}
+LabSpec ParseLabFile(const std::string& path) { return ParseLabText(ReadInputFile(path), path); }
 
 uint64_t ParseDelay(const std::string& text) {
   const std::string bad = "delay '" + text + "' must be a positive number with a unit of ns, us or ms, e.g. 1us";

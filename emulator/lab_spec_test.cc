@@ -349,7 +349,7 @@ TEST(ParseLabErrorTest, EndpointNotNodeColonInterface) {
 TEST(ParseLabErrorTest, DuplicateNodeNames) {
   std::string reason = ExpectFieldError(
       "name: t\nnodes:\n  a: {kind: switch}\n  b: {kind: host}\n  a: {kind: host}\n", "nodes.a");
-  EXPECT_NE(reason.find("duplicate"), std::string::npos);
+  EXPECT_NE(reason.find("duplicate key"), std::string::npos);
   reason = ExpectFieldError(kSmallClos + "nodes: {p0-leaf1: {kind: switch}}\n", "nodes.p0-leaf1");
   EXPECT_NE(reason.find("generated"), std::string::npos);
   ExpectFieldError(kSmallClos + "nodes: {host3: {kind: host}}\n", "nodes.host3");

@@ -19,6 +19,7 @@
 #include "emulator/netns/processes.h"
 #include "emulator/netns/verify.h"
 #include "emulator/resolved_lab.h"
+#include "emulator/strict_yaml.h"
 #include "harness/cli/lab_graph.h"
 
 namespace mrclab::harness {
@@ -28,14 +29,6 @@ namespace fs = std::filesystem;
 namespace nx = emulator::netns;
 using emulator::NodeKind;
 using nlohmann::json;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw emulator::LabError(path, "-", "cannot read file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // NAME or LAB.yaml -> lab name.
 std::string LabName(const std::string& name_or_file) {
@@ -114,7 +107,7 @@ void PrintInspect(const emulator::ResolvedLab& lab, const json& state, const jso
 }
 
 int Deploy(const std::string& file, int timeout_s, bool json_out, bool quiet, bool keep_failed = false) {
-  const std::string text = ReadFile(file);
+  const std::string text = emulator::ReadInputFile(file);
   emulator::ResolvedLab lab = emulator::Resolve(emulator::ParseLabText(text, file));
   nx::DeployOptions options;
   options.timeout = std::chrono::seconds(timeout_s);
@@ -263,7 +256,7 @@ void AddLabCommands(CLI::App& app, LabArgs& args, int& exit_status) {
 
   {
     auto* cmd = app.add_subcommand("deploy", "Boot a lab file as a verified, running fabric");
-    cmd->add_option("lab", a->target, "Lab file (labs/*.yaml)")->required()->check(CLI::ExistingFile);
+    cmd->add_option("lab", a->target, "Lab file (labs/*.yaml)")->required();  // read by ReadInputFile
     cmd->add_option("--timeout", a->timeout_s, "Seconds to wait for convergence and verification")
         ->capture_default_str();
     cmd->add_flag("--json", a->json, "Print the deploy report as JSON");
@@ -312,7 +305,7 @@ void AddLabCommands(CLI::App& app, LabArgs& args, int& exit_status) {
   {
     auto* cmd = app.add_subcommand("demo", "Main job: deploy the default lab, show it, destroy it");
     a->demo_lab = "labs/clos2.yaml";
-    cmd->add_option("lab", a->demo_lab, "Lab file")->capture_default_str()->check(CLI::ExistingFile);
+    cmd->add_option("lab", a->demo_lab, "Lab file")->capture_default_str();
     cmd->callback(run([a] { return Demo(a->demo_lab); }));
   }
 }

@@ -16,6 +16,7 @@
 #include "emulator/netns/interrupt.h"
 #include "emulator/netns/lab_state.h"
 #include "emulator/netns/processes.h"
+#include "emulator/strict_yaml.h"
 #include "emulator/wall_clock.h"
 #include "harness/drill/lab_convergence.h"
 #include "harness/drill/run_recorder.h"
@@ -178,12 +179,11 @@ class NetnsBackend : public DrillBackend {
 std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& s, const std::string& lab_override) {
   const std::string lab = lab_override.empty() ? s.lab : lab_override;
   const std::string field = lab_override.empty() ? "lab" : "--lab";
-  if (fs::exists(lab) && fs::is_regular_file(lab)) {
-    std::ifstream in(lab);
-    std::stringstream text;
-    text << in.rdbuf();
-    emulator::ResolvedLab plan = emulator::Resolve(emulator::ParseLabText(text.str(), lab));
-    if (!IsDeployed(plan.name)) return std::make_unique<NetnsBackend>(std::move(plan), text.str(), false);
+  const bool path_like = lab.find('/') != std::string::npos || lab.ends_with(".yaml");
+  if (fs::exists(lab) && (path_like || fs::is_regular_file(lab))) {
+    const std::string text = emulator::ReadInputFile(lab);  // refuses FIFOs, devices, huge files
+    emulator::ResolvedLab plan = emulator::Resolve(emulator::ParseLabText(text, lab));
+    if (!IsDeployed(plan.name)) return std::make_unique<NetnsBackend>(std::move(plan), text, false);
     emulator::ResolvedLab running = nx::LoadDeployedLab(plan.name);
     auto plan_of = [](const emulator::ResolvedLab& l) {  // the plan, not where it was read from
       json j = l.ToJson();
@@ -195,8 +195,7 @@ std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& s, const std::str
                                              "; destroy it (mrclab destroy " + plan.name + ") or name the deployed lab");
     return std::make_unique<NetnsBackend>(std::move(running), "", true);
   }
-  if (lab.find('/') != std::string::npos || lab.ends_with(".yaml"))
-    throw ScenarioError(s.file, field, "lab file '" + lab + "' does not exist");
+  if (path_like) throw ScenarioError(s.file, field, "lab file '" + lab + "' does not exist");
   if (!IsDeployed(lab))
     throw ScenarioError(s.file, field, "'" + lab + "' is neither a lab file nor a deployed lab (mrclab list)");
   if (nx::ReadLabJson(lab).value("state", "") != "ready")

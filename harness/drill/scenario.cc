@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "emulator/strict_yaml.h"
 #include "harness/drill/quantities.h"
 
 namespace mrclab::harness {
@@ -78,8 +79,15 @@ class Fields {
   long Int(const std::string& key, long fallback, long lo, long hi) const {
     return Parse<long>(key, fallback, [&](const std::string& s) {
       size_t used = 0;
-      long v = std::stol(s, &used);
-      if (used != s.size()) throw std::invalid_argument("'" + s + "' is not a whole number");
+      long v = 0;
+      try {
+        v = std::stol(s, &used);
+      } catch (const std::out_of_range&) {
+        throw std::invalid_argument(s + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+      } catch (const std::invalid_argument&) {
+        used = 0;
+      }
+      if (used == 0 || used != s.size()) throw std::invalid_argument("'" + s + "' is not a whole number");
       if (v < lo || v > hi)
         throw std::invalid_argument(std::to_string(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
       return v;
@@ -191,11 +199,14 @@ TargetSpec ParseTarget(const Fields& fault, const std::string& file) {
   t.to = f.String("to");
   t.host = f.String("host");
   for (const auto& s : f.Strings("evs")) {
+    size_t used = 0;
+    int ev = -1;
     try {
-      t.evs.push_back(std::stoi(s));
+      ev = std::stoi(s, &used);
     } catch (const std::exception&) {
-      f.Fail(f.Field("evs"), "'" + s + "' is not an EV number");
     }
+    if (ev < 0 || used != s.size()) f.Fail(f.Field("evs"), "'" + s + "' is not an EV number");
+    t.evs.push_back(ev);
   }
   static const std::set<std::string> selectors = {"leaf_spine_link", "host_link", "spine", "leaf", "switch", "plane"};
   if (!t.select.empty() && !selectors.count(t.select))
@@ -303,13 +314,7 @@ std::string ResolveLab(const std::string& value, const std::string& base_dir) {
 }  // namespace
 
 Scenario ParseScenarioText(const std::string& text, const std::string& source, const std::string& base_dir) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw ScenarioError(source, e.mark.is_null() ? "(document)" : "line " + std::to_string(e.mark.line + 1),
-                        "YAML syntax error: " + e.msg);
-  }
+  const YAML::Node root = emulator::LoadStrictYaml(text, source);
   Fields f(source, "", root,
            {"name", "description", "lab", "backend", "seed", "job", "transports", "faults", "slos", "max_duration"});
   Scenario s;
@@ -367,12 +372,8 @@ Scenario ParseScenarioText(const std::string& text, const std::string& source, c
 }
 
 Scenario ParseScenarioFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ScenarioError(path, "(file)", "cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
   const std::string dir = fs::path(path).parent_path().string();
-  return ParseScenarioText(text.str(), path, dir.empty() ? "." : dir);
+  return ParseScenarioText(emulator::ReadInputFile(path), path, dir.empty() ? "." : dir);
 }
 
 std::vector<std::string> JobHosts(const Scenario& s, const std::vector<std::string>& lab_hosts) {

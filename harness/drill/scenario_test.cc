@@ -85,6 +85,12 @@ TEST(Scenario, ErrorsNameFileFieldAndReason) {
   EXPECT_NE(ErrorOf(std::string(kBase) + "slos: []\n").find("s.yaml: slos: an empty list judges nothing"),
             std::string::npos);
   EXPECT_NE(ErrorOf("name: [\n").find("s.yaml: line"), std::string::npos);
+  // One strict reader: a second list of faults or a second document is an error, not ignored.
+  EXPECT_EQ(ErrorOf(std::string(kBase) + "faults: []\nfaults: [{at: 1s, kind: link_down, target: x}]\n")
+                .rfind("s.yaml: faults: duplicate key", 0), 0u);
+  EXPECT_EQ(ErrorOf(std::string(kBase) + "---\nname: u\n").rfind("s.yaml: (document): holds 2 YAML documents", 0), 0u);
+  EXPECT_NE(ErrorOf("name: t\nlab: x\njob: {ranks_per_host: abc, collectives: [{kind: all_reduce}]}\n")
+                .find("s.yaml: job.ranks_per_host: 'abc' is not a whole number"), std::string::npos);
   EXPECT_NE(ErrorOf(std::string(kBase) + "transports: [{transport: tcp}]\n").find("transports[0].transport"),
             std::string::npos);
 }

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "emulator/lab_spec.h"
+#include "emulator/strict_yaml.h"
 #include "emulator/netns/deploy.h"
 #include "emulator/netns/faults.h"
 #include "emulator/netns/interrupt.h"
@@ -245,6 +246,15 @@ PYBIND11_MODULE(_mrclab, m) {
 
   m.def("resolve", [](const std::string& text, const std::string& source) { return ToPy(PlanFromText(text, source).ToJson()); },
         py::arg("text"), py::arg("source"), "Resolved plan (dict) of a lab file's text; ValueError names file, field, reason.");
+  m.def("read_input_file",
+        [](const std::string& path) {
+          std::string text = emulator::ReadInputFile(path);
+          emulator::LoadStrictYaml(text, path);
+          return text;
+        },
+        py::arg("path"),
+        "Text of a lab or scenario file, read as every mrclab command reads one: a regular file of at most "
+        "1 MiB holding one YAML document with no key given twice; ValueError names file, field, reason.");
   m.def("deployed_plan", [](const std::string& name) { return ToPy(nx::LoadDeployedLab(name).ToJson()); },
         py::arg("name"), "Plan of a deployed lab.");
   m.def("deployed_labs", [] { return nx::ListLabs(); }, "Names of the labs with state on this machine.");

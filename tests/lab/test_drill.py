@@ -74,9 +74,11 @@ def assert_faults_applied_and_reverted(evs, kinds):
 
 
 def test_default_drill_mrc_rides_through_and_rc_does_not(lab, tmp_path):
-    out = drill(ROOT / "scenarios" / "default.yaml", tmp_path, check=False)
-    d = run_dir(tmp_path)
-    result = json.loads((d / "result.json").read_text())
+    def attempt(n):
+        proc = drill(ROOT / "scenarios" / "default.yaml", tmp_path / str(n), check=False)
+        return proc, json.loads((run_dir(tmp_path / str(n)) / "result.json").read_text())
+    out, result = judged_drill(attempt)
+    d = Path(result["run_dir"])
     slos = {(s["slo"], s["transport"]): s for s in result["slos"]}
     assert slos[("no_interruption", "mrc")]["pass"] and slos[("bytes_lost", "mrc")]["pass"], slos
     assert out.returncode == {"pass": 0, "fail": 1, "inconclusive": 3}[result["verdict"]]
@@ -94,7 +96,9 @@ def test_default_drill_mrc_rides_through_and_rc_does_not(lab, tmp_path):
     assert steps[0].startswith("transport,step,phase")
     assert len(steps) - 1 == runs["mrc"]["job"]["steps"] + runs["rc"]["job"]["steps"]
     suite = ET.parse(d / "junit.xml").getroot().find("testsuite")
-    assert suite.get("failures") == "0" and len(suite.findall("testcase")) == len(result["slos"]) + 1
+    assert suite.get("failures") == str(sum(not s["pass"] for s in result["slos"]))
+    assert suite.get("errors") == ("1" if result["verdict"] == "inconclusive" else "0")
+    assert len(suite.findall("testcase")) == len(result["slos"]) + 1
     assert suite.findall("testcase")[-1].get("name") == "emulation_fidelity"
     assert result["emulation_fidelity"]["samples"] > 10
     assert (d / "frr-logs" / "p0-leaf0").is_dir()
@@ -127,10 +131,12 @@ def test_a_drill_that_must_fail_fails(lab, tmp_path):
     scenario.write_text(short_scenario("must-fail") +
                         "faults: [{at: 0.5s, kind: blackhole, target: p0-leaf0:spine0, duration: 1s}]\n"
                         "slos: [{slo: step_time_max, max: 1ms}, {slo: bytes_lost, max: 0}]\n")
-    out = drill(scenario, tmp_path / "runs", check=False)
+    def attempt(n):
+        proc = drill(scenario, tmp_path / f"runs{n}", check=False)
+        return proc, json.loads((run_dir(tmp_path / f"runs{n}") / "result.json").read_text())
+    out, result = judged_drill(attempt)
     assert out.returncode == 1, out.stderr
-    d = run_dir(tmp_path / "runs")
-    result = json.loads((d / "result.json").read_text())
+    d = Path(result["run_dir"])
     assert result["verdict"] == "fail"
     by_name = {s["slo"]: s for s in result["slos"]}
     assert not by_name["step_time_max"]["pass"] and by_name["bytes_lost"]["pass"]

@@ -129,6 +129,13 @@ def test_errors_are_value_errors_naming_the_problem(lab, tmp_path):
     bad.write_text("name: x\nlab: clos2\njob: {collectives: [{kind: broadcast}]}\n")
     with pytest.raises(ValueError, match=r"bad.yaml: job.collectives\[0\].kind"):
         mrclab.run_drill(bad, lab=lab.name)
+    # Lab files are read as the CLI reads them: bounded, one document, no key twice.
+    with pytest.raises(ValueError, match=r"/dev/zero: \(file\): is a device"):
+        mrclab.Lab.deploy("/dev/zero")
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("name: t-py-twice\nname: t-py-again\n")
+    with pytest.raises(ValueError, match=r"twice.yaml: name: duplicate key"):
+        mrclab.Lab.deploy(twice)
 
 
 def test_help_teaches_and_stubs_ship():

@@ -5,7 +5,6 @@ import json
 import os
 import subprocess
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Sequence, Union
 
 import yaml
@@ -71,10 +70,7 @@ class Lab:
             doc, source = dict(lab), "<dict>"
         else:
             source = str(lab)
-            try:
-                doc = yaml.safe_load(Path(lab).read_text())
-            except OSError as e:
-                raise ValueError(f"{source}: (file): cannot be read: {e.strerror}") from None
+            doc = yaml.safe_load(_mrclab.read_input_file(source))  # bounded and strict, as the CLI reads
             if not isinstance(doc, dict):
                 raise ValueError(f"{source}: (document): expected a mapping")
         if name:

@@ -1,0 +1,103 @@
+#include "emulator/strict_yaml.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <set>
+
+namespace mrclab::emulator {
+namespace {
+
+std::string KindOfFile(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+std::string Line(const YAML::Mark& mark) {
+  return mark.is_null() ? "(document)" : "line " + std::to_string(mark.line + 1);
+}
+
+// Duplicate keys and depth, with the field path of what is wrong ("job.collectives[0]").
+void Check(const YAML::Node& node, const std::string& path, int depth, const std::string& source) {
+  if (!node.IsMap() && !node.IsSequence()) return;
+  const std::string where = path.empty() ? "(document)" : path;
+  if (depth > kMaxYamlDepth)
+    throw LabError(source, where, "nested more than " + std::to_string(kMaxYamlDepth) + " levels deep");
+  if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i)
+      Check(node[i], path + "[" + std::to_string(i) + "]", depth + 1, source);
+    return;
+  }
+  std::set<std::string> seen;
+  for (const auto& kv : node) {
+    if (!kv.first.IsScalar()) throw LabError(source, where, "keys must be plain names, not lists or mappings");
+    const std::string key = kv.first.Scalar();
+    const std::string field = path.empty() ? key : path + "." + key;
+    if (!seen.insert(key).second)
+      throw LabError(source, field, "duplicate key (given again at " + Line(kv.first.Mark()) + ")");
+    Check(kv.second, field, depth + 1, source);
+  }
+}
+
+}  // namespace
+
+std::string ReadInputFile(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw LabError(path, "(file)", std::string("cannot be read: ") + std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    const std::string kind = KindOfFile(st.st_mode);
+    close(fd);
+    throw LabError(path, "(file)", "is " + kind + ", expected a regular file");
+  }
+  auto too_big = [&] {
+    close(fd);
+    return LabError(path, "(file)", "larger than " + std::to_string(kMaxInputFileBytes >> 10) +
+                                        " KiB; lab and scenario files are a few KiB");
+  };
+  if (static_cast<uint64_t>(st.st_size) > kMaxInputFileBytes) throw too_big();
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      close(fd);
+      throw LabError(path, "(file)", std::string("cannot be read: ") + std::strerror(err));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxInputFileBytes) throw too_big();  // the file grew while read
+  }
+  close(fd);
+  return text;
+}
+
+YAML::Node LoadStrictYaml(const std::string& text, const std::string& source) {
+  std::vector<YAML::Node> documents;
+  try {
+    documents = YAML::LoadAll(text);
+  } catch (const YAML::DeepRecursion& e) {
+    throw LabError(source, Line(e.mark), "nested more than " + std::to_string(kMaxYamlDepth) + " levels deep");
+  } catch (const YAML::ParserException& e) {
+    throw LabError(source, Line(e.mark), "YAML syntax error: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    throw LabError(source, "(document)", std::string("YAML error: ") + e.what());
+  }
+  if (documents.size() > 1)
+    throw LabError(source, "(document)", "holds " + std::to_string(documents.size()) +
+                                             " YAML documents (separated by ---); expected one");
+  if (documents.empty()) return YAML::Node();
+  Check(documents.front(), "", 0, source);
+  return documents.front();
+}
+
+}  // namespace mrclab::emulator
