@@ -44,8 +44,8 @@ json RunJson(const TransportRun& run, const Scenario& s) {
 }
 
 void PrintSummary(const std::vector<TransportRun>& runs, const std::vector<SloResult>& slos,
-                  const FidelityReport& fidelity, const MachineCheck& machine, const Scenario& s,
-                  const std::string& dir, const std::string& verdict) {
+                  const FidelityReport& fidelity, const std::vector<std::string>& not_tested,
+                  const MachineCheck& machine, const Scenario& s, const std::string& dir, const std::string& verdict) {
   std::string upper = verdict;
   for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   std::printf("drill %s: %s\n", s.name.c_str(), upper.c_str());
@@ -79,6 +79,8 @@ void PrintSummary(const std::vector<TransportRun>& runs, const std::vector<SloRe
                 100 * fidelity.run_wait_max, fidelity.late_p99_ms_max, fidelity.saturated, fidelity.samples,
                 fidelity.unexplained_routing_downs);
   for (const auto& reason : fidelity.reasons) std::printf("    %s\n", reason.c_str());
+  if (!not_tested.empty()) std::printf("  NOT TESTED (the drill did not do what its scenario says):\n");
+  for (const auto& line : not_tested) std::printf("    %s\n", line.c_str());
   for (const auto& line : machine.lines) std::printf("  %s\n", line.c_str());
   std::printf("results: %s\n", dir.c_str());
 }
@@ -205,10 +207,15 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
     std::lock_guard lock(downs_mu);
     fidelity = EvaluateFidelity(samples, JudgedIntervals(runs), FaultWindows(runs), routing_downs);
   }
-  const std::string verdict = !fidelity.ok() ? "inconclusive" : pass ? "pass" : "fail";
+  std::vector<size_t> planned_windows;
+  for (const auto& pf : plan.faults) planned_windows.push_back(pf.windows.size());
+  const std::vector<std::string> not_tested = NotTested(runs, planned_windows);
+  // Untested faults leave a passing drill inconclusive; a failing one still failed.
+  const bool inconclusive = !fidelity.ok() || (pass && !not_tested.empty());
+  const std::string verdict = inconclusive ? "inconclusive" : pass ? "pass" : "fail";
 
   DrillOutcome out;
-  out.exit_status = !fidelity.ok() ? kExitInconclusive : pass ? 0 : 1;
+  out.exit_status = inconclusive ? kExitInconclusive : pass ? 0 : 1;
   out.run_dir = recorder.dir();
   json slo_json = json::array();
   for (const auto& r : slos)
@@ -236,13 +243,14 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
                 {"transports", runs_json},
                 {"slos", slo_json},
                 {"emulation_fidelity", ToJson(fidelity)},
+                {"not_tested", not_tested},
                 {"capacity", machine.json},
                 {"verdict", verdict},
                 {"run_dir", recorder.dir()}};
   recorder.WriteResult(out.result);
-  recorder.WriteJunit(s.name, slos, fidelity, finished - started);
+  recorder.WriteJunit(s.name, slos, fidelity, not_tested, finished - started);
   recorder.Event({{"type", "drill"}, {"phase", "end"}, {"verdict", verdict}});
-  if (o.summary) PrintSummary(runs, slos, fidelity, machine, s, recorder.dir(), verdict);
+  if (o.summary) PrintSummary(runs, slos, fidelity, not_tested, machine, s, recorder.dir(), verdict);
   return out;
 }
 

@@ -9,7 +9,8 @@
 namespace mrclab::harness {
 
 uint64_t ParseBytes(const std::string& text);    // B, KB/MB/GB (10^3), KiB/MiB/GiB (2^10)
-double ParseSeconds(const std::string& text);    // us, ms, s, m; a bare number is seconds
+constexpr double kMaxDrillSeconds = 24 * 3600;  // any time a scenario gives is at most a day
+double ParseSeconds(const std::string& text);    // us, ms, s, m; a bare number is seconds; <= a day
 double ParseFraction(const std::string& text);   // "2%" -> 0.02, "0.02" -> 0.02; within 0..1
 std::string FormatBytes(uint64_t bytes);          // 1048576 -> "1MiB"
 

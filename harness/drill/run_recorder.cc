@@ -140,13 +140,15 @@ void RunRecorder::WriteResult(const nlohmann::json& result) {
 }
 
 void RunRecorder::WriteJunit(const std::string& scenario, const std::vector<SloResult>& slos,
-                             const FidelityReport& fidelity, double seconds) {
+                             const FidelityReport& fidelity, const std::vector<std::string>& not_tested,
+                             double seconds) {
   int failures = 0;
   for (const auto& s : slos) failures += !s.pass;
   const std::string suite = "drill." + XmlEscape(scenario);
   std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  xml += "<testsuites>\n<testsuite name=\"" + suite + "\" tests=\"" + std::to_string(slos.size() + 1) +
-         "\" failures=\"" + std::to_string(failures) + "\" errors=\"" + std::to_string(fidelity.ok() ? 0 : 1) +
+  const int errors = (fidelity.ok() ? 0 : 1) + (not_tested.empty() ? 0 : 1);
+  xml += "<testsuites>\n<testsuite name=\"" + suite + "\" tests=\"" + std::to_string(slos.size() + 2) +
+         "\" failures=\"" + std::to_string(failures) + "\" errors=\"" + std::to_string(errors) +
          "\" time=\"" + std::to_string(seconds) + "\">\n";
   for (const auto& s : slos) {
     xml += "  <testcase classname=\"" + suite + "." + XmlEscape(s.transport) + "\" name=\"" + XmlEscape(s.slo) + "\">";
@@ -167,6 +169,16 @@ void RunRecorder::WriteJunit(const std::string& scenario, const std::vector<SloR
     std::string reasons;
     for (const auto& r : fidelity.reasons) reasons += (reasons.empty() ? "" : "; ") + r;
     xml += "<error type=\"inconclusive\" message=\"" + XmlEscape(reasons) + "\"/>";
+  }
+  xml += "</testcase>\n";
+  // The schedule: were all the planned faults applied?
+  xml += "  <testcase classname=\"" + suite + "\" name=\"fault_schedule\">";
+  if (not_tested.empty()) {
+    xml += "<system-out>every planned fault was applied</system-out>";
+  } else {
+    std::string lines;
+    for (const auto& l : not_tested) lines += (lines.empty() ? "" : "; ") + l;
+    xml += "<error type=\"not_tested\" message=\"" + XmlEscape(lines) + "\"/>";
   }
   xml += "</testcase>\n</testsuite>\n</testsuites>\n";
   WriteAtomically(dir_ + "/junit.xml", xml);

@@ -49,8 +49,10 @@ class RunRecorder {
   void LinkSamples(double t, const std::vector<LinkSample>& links);
   void WriteLab(const nlohmann::json& plan);
   void WriteResult(const nlohmann::json& result);
+  // One testcase per SLO, one for emulation fidelity and one for the fault schedule (an error
+  // when a planned fault was not applied: NotTested).
   void WriteJunit(const std::string& scenario, const std::vector<SloResult>& slos, const FidelityReport& fidelity,
-                  double seconds);
+                  const std::vector<std::string>& not_tested, double seconds);
   void WriteFidelity(const std::vector<FidelitySample>& samples);  // fidelity.csv
   // Copies <lab state dir>/nodes/*/*.log into frr-logs/NODE/.
   void CopyFrrLogs(const std::string& lab_state_dir);

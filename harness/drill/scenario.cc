@@ -299,6 +299,12 @@ SloSpec ParseSlo(const std::string& file, size_t index, const YAML::Node& node) 
   return s;
 }
 
+std::string SecondsText(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", seconds);
+  return buf;
+}
+
 std::string ResolveLab(const std::string& value, const std::string& base_dir) {
   const bool path_like = value.find('/') != std::string::npos || value.ends_with(".yaml") || value.ends_with(".yml");
   if (path_like) {
@@ -331,6 +337,7 @@ Scenario ParseScenarioText(const std::string& text, const std::string& source, c
   if (!f.Has("job")) f.Fail("job", "required");
   s.job = ParseJob(source, f.Node("job"));
   s.max_duration_seconds = f.Seconds("max_duration", s.max_duration_seconds);
+  if (s.max_duration_seconds <= 0) f.Fail("max_duration", "must be longer than 0 s: nothing could run");
   if (!f.Has("transports")) {
     s.transports.push_back(ParseTransport(source, "transports", YAML::Node("mrc")));
   } else {
@@ -346,7 +353,13 @@ Scenario ParseScenarioText(const std::string& text, const std::string& source, c
   if (f.Has("faults")) {
     const YAML::Node list = f.Node("faults");
     if (!list.IsSequence()) f.Fail("faults", "expected a list");
-    for (size_t i = 0; i < list.size(); ++i) s.faults.push_back(ParseFault(source, i, list[i]));
+    for (size_t i = 0; i < list.size(); ++i) {
+      s.faults.push_back(ParseFault(source, i, list[i]));
+      if (s.faults.back().at >= s.max_duration_seconds)
+        f.Fail(s.faults.back().field + ".at",
+               "at " + SecondsText(s.faults.back().at) + " is not before max_duration (" +
+                   SecondsText(s.max_duration_seconds) + "): the fault would never be applied");
+    }
   }
   if (f.Has("slos")) {
     const YAML::Node list = f.Node("slos");

@@ -89,6 +89,12 @@ TEST(Scenario, ErrorsNameFileFieldAndReason) {
   EXPECT_EQ(ErrorOf(std::string(kBase) + "faults: []\nfaults: [{at: 1s, kind: link_down, target: x}]\n")
                 .rfind("s.yaml: faults: duplicate key", 0), 0u);
   EXPECT_EQ(ErrorOf(std::string(kBase) + "---\nname: u\n").rfind("s.yaml: (document): holds 2 YAML documents", 0), 0u);
+  // Times a drill could never reach are refused, not run as a PASS that tested nothing.
+  EXPECT_EQ(ErrorOf(std::string(kBase) + "max_duration: 0s\n").rfind("s.yaml: max_duration: must be longer than 0 s", 0), 0u);
+  EXPECT_NE(ErrorOf(std::string(kBase) + "faults: [{at: 1e308m, kind: link_down, target: x}]\n")
+                .find("faults[0].at: '1e308m' is longer than a day"), std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(kBase) + "max_duration: 10s\nfaults: [{at: 20s, kind: link_down, target: x}]\n")
+                .find("faults[0].at: at 20 s is not before max_duration (10 s)"), std::string::npos);
   EXPECT_NE(ErrorOf("name: t\nlab: x\njob: {ranks_per_host: abc, collectives: [{kind: all_reduce}]}\n")
                 .find("s.yaml: job.ranks_per_host: 'abc' is not a whole number"), std::string::npos);
   EXPECT_NE(ErrorOf(std::string(kBase) + "transports: [{transport: tcp}]\n").find("transports[0].transport"),

@@ -63,6 +63,23 @@ void ComputeRecovery(TransportRun& run, double bound) {
   }
 }
 
+std::vector<std::string> NotTested(const std::vector<TransportRun>& runs, const std::vector<size_t>& planned_windows) {
+  std::vector<std::string> out;
+  for (const TransportRun& run : runs) {
+    if (run.job.state == JobState::kInterrupted) continue;
+    for (size_t i = 0; i < run.faults.size() && i < planned_windows.size(); ++i) {
+      const FaultRecord& f = run.faults[i];
+      const size_t planned = planned_windows[i], applied = f.windows.size();
+      if (applied >= planned) continue;
+      out.push_back(run.transport.name + ": fault " + std::to_string(f.index) + " (" + f.description + ") applied in " +
+                    std::to_string(applied) + " of " + std::to_string(planned) + " windows" +
+                    (f.error.empty() ? " (the schedule did not fit in max_duration or the job's steps)"
+                                     : " (" + f.error + ")"));
+    }
+  }
+  return out;
+}
+
 bool RodeThrough(const TransportRun& run) {
   return run.job.state == JobState::kCompleted && run.job.bytes_bad == 0;
 }

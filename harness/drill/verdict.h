@@ -62,6 +62,13 @@ struct SloResult {
 };
 std::vector<SloResult> EvaluateSlos(const std::vector<SloSpec>& slos, const std::vector<TransportRun>& runs);
 
+// What a drill said it would test and did not: every window of every planned fault
+// (planned_windows[i] for TransportRun::faults[i]) must have been applied while each transport's job ran, unless the job
+// was interrupted before it (the interruption is the finding then). One line per gap, e.g.
+// "mrc: fault 1 (blackhole ...) applied in 0 of 1 windows (max_duration reached)".
+// A drill with a gap cannot pass.
+std::vector<std::string> NotTested(const std::vector<TransportRun>& runs, const std::vector<size_t>& planned_windows);
+
 // "Rode through", independent of the scenario's SLOs: the job was never interrupted and lost
 // no bytes, as a training job sees it. Reported for every transport so MRC and RC compare.
 bool RodeThrough(const TransportRun& run);

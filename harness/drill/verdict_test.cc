@@ -82,5 +82,23 @@ TEST(Verdict, RecoveryIsTimeToFirstStepWithinTheBound) {
   EXPECT_FALSE(r[0].pass);
 }
 
+TEST(Verdict, NotTestedNamesEveryPlannedWindowThatWasNotApplied) {
+  TransportRun mrc = MakeRun({1, 1, 1}, 2), rc = MakeRun({1, 1}, 1, JobState::kInterrupted);
+  rc.transport.name = "rc";
+  for (TransportRun* run : {&mrc, &rc}) {
+    run->faults.push_back({0, "flap", "flap a:b", {{1001, 1002}, {1003, 1004}}, {}, ""});
+    run->faults.push_back({1, "blackhole", "blackhole c:d", {}, {}, ""});
+  }
+  mrc.faults[0].windows.pop_back();  // one of two flap windows never came
+  const auto gaps = NotTested({mrc, rc}, {2, 1});
+  // The interrupted rc job never reached them: that is its finding, not a gap.
+  ASSERT_EQ(gaps.size(), 2u);
+  EXPECT_EQ(gaps[0].rfind("mrc: fault 0 (flap a:b) applied in 1 of 2 windows", 0), 0u) << gaps[0];
+  EXPECT_EQ(gaps[1].rfind("mrc: fault 1 (blackhole c:d) applied in 0 of 1 windows", 0), 0u) << gaps[1];
+  mrc.faults[0].windows.push_back({1003, 1004});
+  mrc.faults[1].windows.push_back({1005, 0});  // applied until the end
+  EXPECT_TRUE(NotTested({mrc, rc}, {2, 1}).empty());
+}
+
 }  // namespace
 }  // namespace mrclab::harness

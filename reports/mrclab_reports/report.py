@@ -210,6 +210,8 @@ def build(run):
     for f in failed:
         s.add(Text(f"FAILED {f.get('slo')} ({f.get('transport') or 'all'}): value {f.get('value')}, "
                    f"max {f.get('max')}. {f.get('detail', '')}", "fail"))
+    for line in run.result.get("not_tested") or []:
+        s.add(Text(f"NOT TESTED: {line}. The drill did not do what its scenario says; it cannot pass.", "fail"))
     s = doc.section("Emulation fidelity")
     fidelity_section(s, run)
     s = doc.section("Transports")

@@ -150,12 +150,15 @@ def starved_from_outside(result):
 
 def judged_drill(run, attempts=3):
     """Calls run(attempt) -> (CompletedProcess, result dict) until the result is not
-    starved_from_outside, at most `attempts` times; returns the last (process, result)."""
+    starved_from_outside, at most `attempts` times; returns the last (process, result). When
+    the hypervisor starved every attempt, this machine cannot judge the drill: the test is
+    skipped with the fidelity guard's reasons (never passed, never failed on the fabric's name)."""
     for attempt in range(attempts):
         proc, result = run(attempt)
         if not starved_from_outside(result):
-            break
-    return proc, result
+            return proc, result
+    pytest.skip(f"starved from outside in all {attempts} attempts: "
+                + "; ".join(result.get("emulation_fidelity", {}).get("reasons", []))[:400])
 
 
 def short_scenario(name, lab="clos2", transports=("mrc",)):

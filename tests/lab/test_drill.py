@@ -97,9 +97,10 @@ def test_default_drill_mrc_rides_through_and_rc_does_not(lab, tmp_path):
     assert len(steps) - 1 == runs["mrc"]["job"]["steps"] + runs["rc"]["job"]["steps"]
     suite = ET.parse(d / "junit.xml").getroot().find("testsuite")
     assert suite.get("failures") == str(sum(not s["pass"] for s in result["slos"]))
-    assert suite.get("errors") == ("1" if result["verdict"] == "inconclusive" else "0")
-    assert len(suite.findall("testcase")) == len(result["slos"]) + 1
-    assert suite.findall("testcase")[-1].get("name") == "emulation_fidelity"
+    assert suite.get("errors") == str((result["emulation_fidelity"]["status"] != "ok") + bool(result["not_tested"]))
+    assert not result["not_tested"], result["not_tested"]
+    assert len(suite.findall("testcase")) == len(result["slos"]) + 2
+    assert [t.get("name") for t in suite.findall("testcase")[-2:]] == ["emulation_fidelity", "fault_schedule"]
     assert result["emulation_fidelity"]["samples"] > 10
     assert (d / "frr-logs" / "p0-leaf0").is_dir()
     assert_lab_clean(lab)
@@ -142,6 +143,18 @@ def test_a_drill_that_must_fail_fails(lab, tmp_path):
     assert not by_name["step_time_max"]["pass"] and by_name["bytes_lost"]["pass"]
     failures = ET.parse(d / "junit.xml").getroot().findall(".//failure")
     assert len(failures) == 1
+    assert_lab_clean(lab)
+
+
+def test_a_fault_the_drill_never_reached_keeps_it_from_passing(lab, tmp_path):
+    # The fault is scheduled before max_duration, but the baseline steps use up the time first.
+    scenario = tmp_path / "unreached.yaml"
+    scenario.write_text(short_scenario("unreached") + "max_duration: 3s\n"
+                        "faults: [{at: 2.9s, kind: blackhole, target: p0-leaf0:spine0, duration: 1s}]\n")
+    out = drill(scenario, tmp_path / "runs", check=False)
+    result = json.loads((run_dir(tmp_path / "runs") / "result.json").read_text())
+    assert out.returncode == 3 and result["verdict"] == "inconclusive", (out.stdout, out.stderr)
+    assert result["not_tested"] and "fault 0 (blackhole" in result["not_tested"][0], result["not_tested"]
     assert_lab_clean(lab)
 
 
@@ -231,11 +244,14 @@ transports: [{name: mrc-udp, transport: mrc, ev_mode: udp, evs: 8}]
 faults: [{at: 0.1s, kind: ev_deny, target: {from: host0, to: host3, evs: [0, 1]}, duration: 0.5s}]
 slos: [{slo: no_interruption}, {slo: bytes_lost, max: 0}]
 """)
-    out = drill(scenario, tmp_path / "runs", "--json")
-    result = json.loads(out.stdout)
+    def attempt(n):
+        proc = drill(scenario, tmp_path / f"runs{n}", "--json", check=False)
+        return proc, json.loads(proc.stdout) if proc.stdout else {}
+    out, result = judged_drill(attempt)
+    assert out.returncode == 0, (out.stderr, result.get("slos"), result.get("emulation_fidelity"))
     run = result["transports"][0]
     assert run["job"]["state"] == "completed" and run["job"]["bytes_lost"] == 0
-    d = run_dir(tmp_path / "runs")
+    d = Path(result["run_dir"])
     header = (d / "steps.csv").read_text().splitlines()[0]
     assert all(k in (d / "steps.csv").read_text() for k in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all"))
     assert "c3_busbw_gbps" in header

@@ -71,6 +71,8 @@ def run_drill(lab, record_property, tmp_path):
         fidelity = result.get("emulation_fidelity", {})
         record_property("mrclab_emulation_fidelity",
                         "; ".join([fidelity.get("status", "")] + fidelity.get("reasons", [])))
+        if result.get("not_tested"):
+            record_property("mrclab_not_tested", "; ".join(result["not_tested"]))
         for slo in result["slos"]:
             record_property(f"slo_{slo['transport']}_{slo['slo']}", f"{'pass' if slo['pass'] else 'FAIL'} {slo['value']}")
         return result
