@@ -327,6 +327,10 @@ Scenario ParseScenarioText(const std::string& text, const std::string& source, c
   s.file = source;
   s.text = text;
   s.name = f.Required("name");
+  // The name names the run directory: one plain file name.
+  if (s.name.empty() || s.name.size() > 64 || s.name == "." || s.name == ".." ||
+      s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos)
+    f.Fail("name", "'" + s.name + "' must be 1-64 letters, digits, '.', '_' or '-' (it names the run directory)");
   s.description = f.String("description");
   s.lab = ResolveLab(f.Required("lab"), base_dir);
   if (f.Has("backend")) {
@@ -390,14 +394,30 @@ Scenario ParseScenarioFile(const std::string& path) {
 }
 
 std::vector<std::string> JobHosts(const Scenario& s, const std::vector<std::string>& lab_hosts) {
-  if (!s.job.hosts.empty()) return s.job.hosts;
-  if (s.job.host_count == 0) return lab_hosts;
-  const size_t n = static_cast<size_t>(s.job.host_count), total = lab_hosts.size();
-  if (n > total)
-    throw ScenarioError(s.file, "job.hosts",
-                        std::to_string(n) + " hosts asked for, the lab has " + std::to_string(total));
   std::vector<std::string> out;
-  for (size_t i = 0; i < n; ++i) out.push_back(lab_hosts[i * total / n]);
+  if (!s.job.hosts.empty()) {
+    const std::set<std::string> known(lab_hosts.begin(), lab_hosts.end());
+    std::set<std::string> seen;
+    for (size_t i = 0; i < s.job.hosts.size(); ++i) {
+      const std::string field = "job.hosts[" + std::to_string(i) + "]";
+      const std::string& h = s.job.hosts[i];
+      if (!known.count(h))
+        throw ScenarioError(s.file, field, "unknown host '" + h + "' (the lab's hosts: " +
+                                               (lab_hosts.empty() ? "none" : lab_hosts.front() + " .. " + lab_hosts.back()) + ")");
+      if (!seen.insert(h).second) throw ScenarioError(s.file, field, "host '" + h + "' is listed twice");
+    }
+    out = s.job.hosts;
+  } else if (s.job.host_count == 0) {
+    out = lab_hosts;
+  } else {
+    const size_t n = static_cast<size_t>(s.job.host_count), total = lab_hosts.size();
+    if (n > total)
+      throw ScenarioError(s.file, "job.hosts",
+                          std::to_string(n) + " hosts asked for, the lab has " + std::to_string(total));
+    for (size_t i = 0; i < n; ++i) out.push_back(lab_hosts[i * total / n]);
+  }
+  if (out.size() * static_cast<size_t>(s.job.ranks_per_host) < 2)
+    throw ScenarioError(s.file, "job.hosts", "a job needs at least 2 ranks: give 2 or more hosts, or ranks_per_host: 2");
   return out;
 }
 

@@ -122,6 +122,20 @@ TEST(Scenario, JobHostsAllListedOrSpreadEvenly) {
   }
   EXPECT_NE(ErrorOf("name: t\nlab: x\njob:\n  hosts: 1\n  collectives: [{kind: all_reduce}]\n").find("job.hosts"),
             std::string::npos);
+  // Caught by --check (which resolves the hosts), with the list entry named.
+  auto error_of = [&](const std::string& hosts) -> std::string {
+    try {
+      hosts_of(hosts);
+    } catch (const ScenarioError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(error_of("[h0, h9]").rfind("s.yaml: job.hosts[1]: unknown host 'h9' (the lab's hosts: h0 .. h7)", 0), 0u);
+  EXPECT_EQ(error_of("[h0, h1, h0]"), "s.yaml: job.hosts[2]: host 'h0' is listed twice");
+  EXPECT_EQ(error_of("[h4]").rfind("s.yaml: job.hosts: a job needs at least 2 ranks", 0), 0u);
+  EXPECT_EQ(ErrorOf("name: a/../b\nlab: x\njob: {collectives: [{kind: all_reduce}]}\n").rfind("s.yaml: name: 'a/../b' must be", 0),
+            0u);
 }
 
 TEST(FaultPlan, NamedTargetsAndFlapWindows) {
