@@ -50,6 +50,9 @@ std::string InterfaceNameProblem(const std::string& s) {
   }
   if (s == "." || s == "..") return "interface name '" + s + "' is not allowed";
   if (s == "lo") return "interface name 'lo' is reserved for the loopback";
+  if (s == "sr0") return "interface name 'sr0' is reserved for the switch's SRv6 device";
+  // /proc/sys/net/ipv6/conf/{all,default} are not interfaces: sysctls could not tell them apart.
+  if (s == "all" || s == "default") return "interface name '" + s + "' is reserved by the kernel's sysctls";
   return "";
 }
 
@@ -414,6 +417,9 @@ uint64_t ParseRate(const std::string& text) {
   }
   unsigned __int128 bps = whole * mult + frac_bits / frac_scale;
   if (bps == 0) throw std::invalid_argument("rate '" + text + "' must be positive");
+  if (bps < kMinLinkRateBps)
+    throw std::invalid_argument("rate '" + text + "' is below 100kbit, the slowest link mrclab runs "
+                                "(tc cannot shape much below it, and BGP and BFD need it)");
   if (bps > static_cast<unsigned __int128>(UINT64_MAX)) {
     throw std::invalid_argument("rate '" + text + "' is too large");
   }

@@ -73,7 +73,8 @@ struct LabSpec {
 LabSpec ParseLabFile(const std::string& path);
 LabSpec ParseLabText(const std::string& yaml_text, const std::string& source_name);
 
-// "1Gbit" -> 1000000000. Throws std::invalid_argument with a reason.
+// "1Gbit" -> 1000000000; at least kMinLinkRateBps. Throws std::invalid_argument with a reason.
+constexpr uint64_t kMinLinkRateBps = 100000;
 uint64_t ParseRate(const std::string& text);
 // "1us" -> 1000 (nanoseconds; units ns, us, ms; decimals allowed down to 1 ns; at most 1 s).
 // Throws std::invalid_argument with a reason.

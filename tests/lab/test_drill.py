@@ -116,13 +116,19 @@ def test_shipped_scenario_applies_and_reverts_every_fault(lab, tmp_path, scenari
     def attempt(n):
         proc = drill(ROOT / "scenarios" / f"{scenario}.yaml", tmp_path / str(n), "--json", check=False)
         return proc, json.loads(proc.stdout) if proc.stdout else {}
-    out, result = judged_drill(attempt)
-    assert out.returncode in (0, 1), (out.stderr, result.get("emulation_fidelity"))
+    out, result = judged_drill(attempt, skip_if_starved=False)
+    assert out.returncode in (0, 1, 3), out.stderr
+    # These hold however busy the machine was: no corrupted byte, nothing left behind.
     for run in result["transports"]:
         assert run["job"]["bytes_lost"] == 0
+    assert_lab_clean(lab)
+    # The schedule and the verdict only when this machine could judge the drill (a job the
+    # machine starved may end before its last fault).
+    if result["verdict"] == "inconclusive":
+        pytest.skip("verdict not judged, the machine was the bottleneck: "
+                    + "; ".join(result["emulation_fidelity"]["reasons"])[:400])
     assert_faults_applied_and_reverted(events(Path(result["run_dir"])), kinds)
     assert out.returncode == 0, [s for s in result["slos"] if not s["pass"]]
-    assert_lab_clean(lab)
 
 
 
