@@ -5,11 +5,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <set>
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 
 #include "emulator/clos_generator.h"
@@ -352,6 +350,10 @@ LabSpec ParseLabText(const std::string& yaml_text, const std::string& source_nam
 }
 
 LabSpec ParseLabFile(const std::string& path) { return ParseLabText(ReadInputFile(path), path); }
+
+bool IsLabFilePath(const std::string& text) {
+  return text.find('/') != std::string::npos || text.ends_with(".yaml") || text.ends_with(".yml");
+}
 
 uint64_t ParseDelay(const std::string& text) {
   const std::string bad = "delay '" + text + "' must be a positive number with a unit of ns, us or ms, e.g. 1us";

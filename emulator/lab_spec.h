@@ -71,6 +71,9 @@ struct LabSpec {
 };
 
 LabSpec ParseLabFile(const std::string& path);
+// True when `text` names a lab file rather than a deployed lab ("labs/x.yaml", "x.yml",
+// "./x"): a lab's name never holds '/' or a .yaml/.yml suffix.
+bool IsLabFilePath(const std::string& text);
 LabSpec ParseLabText(const std::string& yaml_text, const std::string& source_name);
 
 // "1Gbit" -> 1000000000; at least kMinLinkRateBps. Throws std::invalid_argument with a reason.

@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "emulator/lab_spec.h"
 #include "emulator/netns/deploy.h"
@@ -32,9 +31,7 @@ using nlohmann::json;
 
 // NAME or LAB.yaml -> lab name.
 std::string LabName(const std::string& name_or_file) {
-  if (name_or_file.ends_with(".yaml") || name_or_file.ends_with(".yml") ||
-      name_or_file.find('/') != std::string::npos)
-    return emulator::ParseLabFile(name_or_file).name;
+  if (emulator::IsLabFilePath(name_or_file)) return emulator::ParseLabFile(name_or_file).name;
   return name_or_file;
 }
 

@@ -5,9 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <optional>
-#include <sstream>
 #include <thread>
 
 #include "emulator/netns/deploy.h"
@@ -179,7 +177,7 @@ class NetnsBackend : public DrillBackend {
 std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& s, const std::string& lab_override) {
   const std::string lab = lab_override.empty() ? s.lab : lab_override;
   const std::string field = lab_override.empty() ? "lab" : "--lab";
-  const bool path_like = lab.find('/') != std::string::npos || lab.ends_with(".yaml");
+  const bool path_like = emulator::IsLabFilePath(lab);
   if (fs::exists(lab) && (path_like || fs::is_regular_file(lab))) {
     const std::string text = emulator::ReadInputFile(lab);  // refuses FIFOs, devices, huge files
     emulator::ResolvedLab plan = emulator::Resolve(emulator::ParseLabText(text, lab));

@@ -4,10 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "emulator/strict_yaml.h"
 #include "harness/drill/quantities.h"
@@ -306,8 +304,7 @@ std::string SecondsText(double seconds) {
 }
 
 std::string ResolveLab(const std::string& value, const std::string& base_dir) {
-  const bool path_like = value.find('/') != std::string::npos || value.ends_with(".yaml") || value.ends_with(".yml");
-  if (path_like) {
+  if (emulator::IsLabFilePath(value)) {
     fs::path p(value);
     if (p.is_relative() && !fs::exists(p)) p = fs::path(base_dir) / p;
     return p.string();  // existence is checked where the lab is loaded, with the file named

@@ -66,10 +66,10 @@ void AsioEndpoint::SetRoutes(uint32_t qpn, const std::vector<EvRoute>& routes) {
         o.buffer_bytes = config_.socket_buffer_bytes;
         o.zero_checksum = !config_.segmentation_offload;
         it = tx_sockets_.emplace(key, OpenUdpSocket(o)).first;
+        if (config_.segmentation_offload && SocketSupportsGso(it->second)) gso_sockets_.insert(it->second);
       }
       out.fd = it->second;
       out.connected = true;
-      out.gso = config_.segmentation_offload && SocketSupportsGso(out.fd);
     }
     resolved.push_back(out);
   }
@@ -213,7 +213,7 @@ void AsioEndpoint::SendBatch(size_t count) {
     const Route* route = tx_routes_[order[k]];
     size_t end = k;
     while (end < count && tx_routes_[order[end]]->fd == route->fd) ++end;
-    const bool gso = route->gso && std::find(gso_refused_.begin(), gso_refused_.end(), route->fd) == gso_refused_.end();
+    const bool gso = gso_sockets_.count(route->fd) > 0;
     lengths.assign(end - k, 0);
     for (size_t j = k; j < end; ++j) lengths[j - k] = tx_lengths_[order[j]];
     std::vector<GsoRun> runs;
@@ -243,7 +243,7 @@ void AsioEndpoint::SendBatch(size_t count) {
         // EAGAIN, or an ICMP error reported on a connected socket: the datagrams are lost and
         // the transport's loss recovery resends them. A kernel that refuses GSO on this
         // socket (EINVAL, EIO) gets single datagrams from now on.
-        if (packets[m] > 1 && (errno == EINVAL || errno == EIO)) gso_refused_.push_back(route->fd);
+        if (packets[m] > 1 && (errno == EINVAL || errno == EIO)) gso_sockets_.erase(route->fd);
         stats_.tx_dropped += packets[m];
         ++m;
         continue;

@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -83,7 +84,6 @@ class AsioEndpoint {
   struct Route {
     int fd = -1;
     bool connected = false;
-    bool gso = false;
     sockaddr_in6 destination{};
   };
   void WaitReadable(size_t port);
@@ -113,7 +113,8 @@ class AsioEndpoint {
   std::unique_ptr<uint8_t[]> rx_buffers_;  // left uninitialised: pages are touched as used
   std::vector<const Route*> tx_routes_;
   std::vector<size_t> tx_lengths_;
-  std::vector<int> gso_refused_;  // send sockets whose GSO the kernel refused at run time
+  // Send sockets that take UDP GSO: probed when opened, dropped if the kernel refuses a send.
+  std::set<int> gso_sockets_;
 };
 
 }  // namespace mrclab::mrc

@@ -34,6 +34,15 @@ def drill(scenario, out, *extra, check=True, timeout=400):
                   check=check, timeout=timeout)
 
 
+def judged(scenario, out, **options):
+    """conftest.judged_drill of `drill(scenario, --json)`; attempt n writes under out/n.
+    Returns (process, result)."""
+    def attempt(n):
+        proc = drill(scenario, Path(out) / str(n), "--json", check=False)
+        return proc, json.loads(proc.stdout) if proc.stdout else {}
+    return judged_drill(attempt, **options)
+
+
 def run_dir(out):
     dirs = [d for d in Path(out).iterdir() if d.is_dir()]
     assert len(dirs) == 1, dirs
@@ -74,10 +83,7 @@ def assert_faults_applied_and_reverted(evs, kinds):
 
 
 def test_default_drill_mrc_rides_through_and_rc_does_not(lab, tmp_path):
-    def attempt(n):
-        proc = drill(ROOT / "scenarios" / "default.yaml", tmp_path / str(n), check=False)
-        return proc, json.loads((run_dir(tmp_path / str(n)) / "result.json").read_text())
-    out, result = judged_drill(attempt)
+    out, result = judged(ROOT / "scenarios" / "default.yaml", tmp_path)
     d = Path(result["run_dir"])
     slos = {(s["slo"], s["transport"]): s for s in result["slos"]}
     assert slos[("no_interruption", "mrc")]["pass"] and slos[("bytes_lost", "mrc")]["pass"], slos
@@ -113,10 +119,7 @@ def test_default_drill_mrc_rides_through_and_rc_does_not(lab, tmp_path):
     ("config-change", ["config_change", "loss"]),
 ])
 def test_shipped_scenario_applies_and_reverts_every_fault(lab, tmp_path, scenario, kinds):
-    def attempt(n):
-        proc = drill(ROOT / "scenarios" / f"{scenario}.yaml", tmp_path / str(n), "--json", check=False)
-        return proc, json.loads(proc.stdout) if proc.stdout else {}
-    out, result = judged_drill(attempt, skip_if_starved=False)
+    out, result = judged(ROOT / "scenarios" / f"{scenario}.yaml", tmp_path, skip_if_starved=False)
     assert out.returncode in (0, 1, 3), out.stderr
     # These hold however busy the machine was: no corrupted byte, nothing left behind.
     for run in result["transports"]:
@@ -138,10 +141,7 @@ def test_a_drill_that_must_fail_fails(lab, tmp_path):
     scenario.write_text(short_scenario("must-fail") +
                         "faults: [{at: 0.5s, kind: blackhole, target: p0-leaf0:spine0, duration: 1s}]\n"
                         "slos: [{slo: step_time_max, max: 1ms}, {slo: bytes_lost, max: 0}]\n")
-    def attempt(n):
-        proc = drill(scenario, tmp_path / f"runs{n}", check=False)
-        return proc, json.loads((run_dir(tmp_path / f"runs{n}") / "result.json").read_text())
-    out, result = judged_drill(attempt)
+    out, result = judged(scenario, tmp_path / "runs")
     assert out.returncode == 1, out.stderr
     d = Path(result["run_dir"])
     assert result["verdict"] == "fail"
@@ -250,10 +250,7 @@ transports: [{name: mrc-udp, transport: mrc, ev_mode: udp, evs: 8}]
 faults: [{at: 0.1s, kind: ev_deny, target: {from: host0, to: host3, evs: [0, 1]}, duration: 0.5s}]
 slos: [{slo: no_interruption}, {slo: bytes_lost, max: 0}]
 """)
-    def attempt(n):
-        proc = drill(scenario, tmp_path / f"runs{n}", "--json", check=False)
-        return proc, json.loads(proc.stdout) if proc.stdout else {}
-    out, result = judged_drill(attempt)
+    out, result = judged(scenario, tmp_path / "runs")
     assert out.returncode == 0, (out.stderr, result.get("slos"), result.get("emulation_fidelity"))
     run = result["transports"][0]
     assert run["job"]["state"] == "completed" and run["job"]["bytes_lost"] == 0
@@ -278,10 +275,7 @@ def test_a_machine_saturated_during_a_fault_window_makes_the_drill_inconclusive(
     scenario.write_text(short_scenario("fidelity") + GRAY_WINDOW)
     # The control run. A hypervisor starving this VM (steal, timers tens of ms late) makes it
     # honestly inconclusive too; only that cause is tried again.
-    def attempt(n):
-        proc = drill(scenario, tmp_path / f"calm{n}", "--json", check=False)
-        return proc, json.loads(proc.stdout)
-    calm, result = judged_drill(attempt)
+    calm, result = judged(scenario, tmp_path / "calm")
     assert calm.returncode == 0 and result["verdict"] == "pass", result["emulation_fidelity"]
     assert result["emulation_fidelity"]["status"] == "ok"
     assert result["emulation_fidelity"]["samples"] > 5
