@@ -22,6 +22,7 @@ struct PerfArgs {
   uint64_t size = 0;
   uint64_t msg = 1 << 20;
   double duration = 5;
+  std::optional<uint64_t> key_seed;
   bool json = false;
 };
 
@@ -32,6 +33,7 @@ mrc::PerfConfig BuildConfig(const ResolvedLab& lab, const PerfArgs& a) {
   config.message_bytes = a.msg;
   config.total_bytes = a.size;
   config.duration_seconds = a.duration;
+  config.key_seed = a.key_seed;
   return config;
 }
 
@@ -74,6 +76,7 @@ void AddPerfCommand(CLI::App& app, int& exit_status) {
   cmd->add_option("--size", a.size, "Total bytes to write (0: run for --duration)");
   cmd->add_option("--msg", a.msg, "Bytes per RDMA Write")->capture_default_str();
   cmd->add_option("--duration", a.duration, "Seconds, when --size is 0")->capture_default_str();
+  cmd->add_option("--key-seed", a.key_seed, "Repeatable QPNs, rkeys and initial PSNs (default: random per run)");
   cmd->add_flag("--json", a.json, "Everything, machine-readable");
   cmd->footer("Example: mrclab perf clos2 host0 host5 --evs 64 --duration 3\n"
               "Every byte is verified at the receiver; per-EV packet counts and states are shown.");

@@ -228,6 +228,7 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
                 {"scenario_file", s.file},
                 {"scenario_sha256", Sha256Hex(s.text)},
                 {"seed", s.seed},
+                {"key_seed", s.job.key_seed ? json(*s.job.key_seed) : json("random")},
                 {"lab", {{"name", lab.name}, {"digest", Sha256Hex(lab.ToJson().dump())},
                          {"deployed_by_drill", prepare}}},
                 {"backend", backend_name},

@@ -51,6 +51,7 @@ JobConfig MakeJobConfig(const Scenario& s, const emulator::ResolvedLab& lab, con
   c.mtu = JobMtu(s, lab);
   c.payload = s.job.payload;
   c.seed = s.seed;
+  c.key_seed = s.job.key_seed;
   c.io_threads = s.job.io_threads;
   return c;
 }

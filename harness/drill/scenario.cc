@@ -115,7 +115,8 @@ class Fields {
 
 JobSpec ParseJob(const std::string& file, const YAML::Node& node) {
   Fields f(file, "job", node, {"hosts", "ranks_per_host", "collectives", "compute", "step_timeout",
-                               "warmup_steps", "baseline_steps", "tail_steps", "mtu", "io_threads", "timers", "payload"});
+                               "warmup_steps", "baseline_steps", "tail_steps", "mtu", "io_threads", "timers", "payload",
+                               "key_seed"});
   JobSpec job;
   if (f.Has("hosts")) {
     const YAML::Node hosts_node = f.Node("hosts");
@@ -137,6 +138,7 @@ JobSpec ParseJob(const std::string& file, const YAML::Node& node) {
   job.tail_steps = f.Int("tail_steps", job.tail_steps, 0, 100000);
   if (f.Has("mtu")) job.mtu = f.Int("mtu", 0, 256, 8192);
   job.io_threads = f.Int("io_threads", job.io_threads, 1, 64);
+  if (f.Has("key_seed")) job.key_seed = f.Int("key_seed", 0, 0, 1L << 40);
   const std::string timers = f.String("timers", "realtime");
   if (timers != "realtime" && timers != "fabric") f.Fail(f.Field("timers"), "expected realtime or fabric");
   job.timers = timers == "fabric" ? TimerScale::kFabric : TimerScale::kRealtime;

@@ -44,6 +44,7 @@ struct JobSpec {
   int io_threads = 2;
   TimerScale timers = TimerScale::kRealtime;
   PayloadMode payload = PayloadMode::kReal;  // job_types.h
+  std::optional<uint64_t> key_seed;  // JobConfig::key_seed: none draws QPNs, rkeys, PSNs per run
 };
 
 // A fault target as written: a plain name ("p0-leaf0:spine0", "p0-spine1", "1") or a selector

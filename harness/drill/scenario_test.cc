@@ -65,6 +65,10 @@ TEST(Scenario, DefaultsAndShorthands) {
   EXPECT_EQ(s.slos[1].slo, "bytes_lost");
   EXPECT_EQ(s.slos[1].transport, "");
   EXPECT_FALSE(Parse("transports: [mrc]\nslos: [{slo: bytes_lost, max: 0}]\n").default_slos);
+  // Keys are drawn per run unless the job asks to replay them.
+  EXPECT_FALSE(s.job.key_seed.has_value());
+  const Scenario keyed = ParseScenarioText(std::string(kBase) + "  key_seed: 42\ntransports: [mrc]\n", "s.yaml", ".");
+  EXPECT_EQ(keyed.job.key_seed, 42u);
 }
 
 TEST(Scenario, ErrorsNameFileFieldAndReason) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,7 +45,10 @@ struct JobConfig {
   double step_timeout_seconds = kDefaultStepTimeoutSeconds;
   uint32_t mtu = 1024;
   PayloadMode payload = PayloadMode::kReal;
-  uint64_t seed = 1;
+  uint64_t seed = 1;       // data patterns; in a simulation also the endpoints' keys
+  // QPNs, rkeys and initial PSNs. None: real-time endpoints draw them from the kernel's
+  // entropy; a simulation derives them from `seed`.
+  std::optional<uint64_t> key_seed;
   int io_threads = 2;      // real-time driver only
   uint64_t max_steps = 0;  // 0: until RequestStop
 };

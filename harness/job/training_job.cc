@@ -71,7 +71,7 @@ struct TrainingJob::Impl {
       mrc::AsioEndpointConfig ec;
       ec.ports = HostPorts(LabHost(lab, config.hosts[h]), config.ev_mode);
       ec.ev_mode = config.ev_mode;
-      ec.context.seed = config.seed * 1000 + h + 1;
+      if (config.key_seed) ec.key_seed = *config.key_seed * 1000 + h + 1;
       host->endpoint = std::make_unique<mrc::AsioEndpoint>(*ios[host->io], ec);
       host->timer = std::make_unique<boost::asio::steady_timer>(*ios[host->io]);
       hosts.push_back(std::move(host));

@@ -88,6 +88,7 @@ harness::JobConfig JobConfigFrom(const emulator::ResolvedLab& lab, const json& c
     throw std::invalid_argument("job.payload: expected real or virtual, got '" + payload + "'");
   jc.payload = payload == "virtual" ? harness::PayloadMode::kVirtual : harness::PayloadMode::kReal;
   jc.seed = c.value("seed", 1);
+  if (c.contains("key_seed")) jc.key_seed = c.at("key_seed").get<uint64_t>();
   jc.io_threads = c.value("io_threads", 2);
   jc.max_steps = c.value("steps", 0);
   return jc;

@@ -1,5 +1,6 @@
 #include "mrc/asio/asio_endpoint.h"
 
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -7,14 +8,25 @@
 #include <cerrno>
 #include <chrono>
 #include <numeric>
+#include <system_error>
 
 #include "mrc/asio/netns.h"
 #include "mrc/asio/udp_offload.h"
 
 namespace mrclab::mrc {
+namespace {
+
+uint64_t EntropySeed() {
+  uint64_t seed = 0;
+  if (getrandom(&seed, sizeof seed, 0) != static_cast<ssize_t>(sizeof seed))
+    throw std::system_error(errno, std::generic_category(), "getrandom for the endpoint's keys");
+  return seed;
+}
+
+}  // namespace
 
 AsioEndpoint::AsioEndpoint(boost::asio::io_context& io, const AsioEndpointConfig& config)
-    : io_(io), config_(config), context_(config.context), timer_(io) {
+    : io_(io), config_(config), context_(ContextConfig{config.key_seed ? *config.key_seed : EntropySeed()}), timer_(io) {
   config_.batch = std::clamp<size_t>(config_.batch, 1, 256);
   tx_buffers_.resize(config_.batch * kBufferBytes);
   if (config_.segmentation_offload) rx_slot_bytes_ = kGroBufferBytes;

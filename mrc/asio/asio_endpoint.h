@@ -24,6 +24,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -47,7 +48,10 @@ struct AsioEndpointConfig {
   // UDP GSO on udp-mode send sockets (which then carry a real UDP checksum) and UDP GRO on
   // receive sockets. Off: one datagram per message, zero checksums everywhere.
   bool segmentation_offload = true;
-  ContextConfig context;
+  // Seeds the QPNs, rkeys and initial PSNs this endpoint hands out. None: drawn from the
+  // kernel's entropy (getrandom), so no other host can predict them (ReDMArk, USENIX Sec '21).
+  // Set it only to replay a run.
+  std::optional<uint64_t> key_seed;
 };
 
 struct AsioEndpointStats {

@@ -75,10 +75,10 @@ PerfResult RunPerf(const PerfConfig& c) {
     sconf.ports = to_ports(c.server_ports);
     sconf.ev_mode = c.ev_mode;
     sconf.segmentation_offload = c.segmentation_offload;
-    sconf.context.seed = c.seed * 2 + 1;
+    if (c.key_seed) sconf.key_seed = *c.key_seed * 2 + 1;
     AsioEndpointConfig cconf = sconf;
     cconf.ports = to_ports(c.client_ports);
-    cconf.context.seed = c.seed * 2 + 2;
+    if (c.key_seed) cconf.key_seed = *c.key_seed * 2 + 2;
     AsioEndpoint server(server_io, sconf);
     AsioEndpoint client(client_io, cconf);
 

@@ -43,7 +43,7 @@ struct PerfConfig {
   double duration_seconds = 5;
   uint32_t mtu = 1024;              // payload bytes per packet (<= 8192)
   uint32_t max_outstanding_messages = 8;
-  uint64_t seed = 1;
+  std::optional<uint64_t> key_seed;  // none: both endpoints draw their keys (AsioEndpointConfig)
   double timeout_seconds = 0;       // hard stop; 0: 60 s (total mode) or duration + 10 s
   bool segmentation_offload = true; // UDP GSO/GRO in the driver (AsioEndpointConfig)
   std::optional<QpConfig> qp;       // full override of the tuned defaults below

@@ -4,9 +4,7 @@
 
 namespace mrclab::mrc {
 
-Context::Context(const ContextConfig& config) : rng_(config.seed), memory_(&rng_) {
-  next_qpn_ = 0x100 + static_cast<uint32_t>(rng_.Below(0x10000));
-}
+Context::Context(const ContextConfig& config) : rng_(config.seed), memory_(&rng_) {}
 
 MemoryRegion Context::RegisterMemory(std::span<uint8_t> buffer, uint32_t access) {
   return memory_.Register(buffer, access);
@@ -18,7 +16,11 @@ CompletionQueue& Context::CreateCq() {
 }
 
 Qp& Context::CreateQp(QpConfig config, CompletionQueue& send_cq, CompletionQueue& recv_cq) {
-  const uint32_t qpn = next_qpn_++ & kQpnMask;
+  // Every QPN is drawn afresh (not counted up from the last), so knowing one QP's number
+  // tells nothing about the next; 0..0xFF and 0xFFFFFF (multicast) are never handed out.
+  uint32_t qpn;
+  do qpn = kFirstQpn + static_cast<uint32_t>(rng_.Below(kQpnMask - kFirstQpn));
+  while (qps_.count(qpn));
   if (config.initial_psn == 0) config.initial_psn = static_cast<uint32_t>(rng_.Below(kPsnMask));
   auto qp = std::make_unique<Qp>(qpn, config, &memory_, &send_cq, &recv_cq, &events_);
   Qp& ref = *qp;

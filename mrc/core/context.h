@@ -31,8 +31,12 @@
 namespace mrclab::mrc {
 
 struct ContextConfig {
-  uint64_t seed = 1;  // rkeys, QP numbers and initial PSNs derive from it
+  // rkeys, QP numbers and initial PSNs derive from it. Drivers that talk to real networks
+  // draw it from the kernel's entropy (AsioEndpointConfig::key_seed).
+  uint64_t seed = 1;
 };
+
+inline constexpr uint32_t kFirstQpn = 0x100;  // QPNs below are never handed out
 
 struct DatagramInfo {
   int plane = 0;        // NIC port it arrived on
@@ -50,7 +54,7 @@ class Context {
   MemoryRegion RegisterMemory(std::span<uint8_t> buffer, uint32_t access);
   bool DeregisterMemory(uint32_t lkey) { return memory_.Deregister(lkey); }
   CompletionQueue& CreateCq();
-  // The QP gets a fresh QPN and a random initial PSN unless config.initial_psn is nonzero.
+  // The QP gets a fresh random QPN and a random initial PSN unless config.initial_psn is nonzero.
   Qp& CreateQp(QpConfig config, CompletionQueue& send_cq, CompletionQueue& recv_cq);
   Qp* FindQp(uint32_t qpn);
   std::vector<Qp*> Qps();
@@ -71,7 +75,6 @@ class Context {
   std::map<uint32_t, std::unique_ptr<Qp>> qps_;
   std::vector<Qp*> qp_order_;
   size_t tx_cursor_ = 0;
-  uint32_t next_qpn_;
   ContextStats stats_;
 };
 

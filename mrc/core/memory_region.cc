@@ -7,10 +7,10 @@ MemoryRegion MemoryRegistry::Register(std::span<uint8_t> buffer, uint32_t access
   e.base = buffer.data();
   e.access = access;
   e.mr.lkey = next_index_++;
-  // rkeys are unguessable-ish, as on real NICs: low byte is a random key, upper bits the index.
-  do {
-    e.mr.rkey = (e.mr.lkey << 8) | static_cast<uint32_t>(rng_->Below(256));
-  } while (rkey_to_lkey_.count(e.mr.rkey));
+  // All 32 bits of an rkey are random (a NIC's 8-bit key over its table index can be guessed
+  // in 256 tries, ReDMArk, USENIX Security 2021); never 0, never one in use.
+  do e.mr.rkey = static_cast<uint32_t>(rng_->Next());
+  while (e.mr.rkey == 0 || rkey_to_lkey_.count(e.mr.rkey));
   e.mr.va = reinterpret_cast<uint64_t>(buffer.data());
   e.mr.length = buffer.size();
   by_lkey_[e.mr.lkey] = e;

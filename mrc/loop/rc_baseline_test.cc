@@ -104,7 +104,9 @@ TEST(RcBaselineTest, RetryExhaustionIsAQpError) {
   EXPECT_LE(pair.net().now() - cut, config.rc_ack_timeout * 5);
   // Other EVs were healthy the whole time: the baseline does not use them.
   for (const auto& s : pair.qa().ListEvs()) {
-    if (s.id != RcEv(pair)) EXPECT_EQ(s.counters.tx_data, 0u);
+    if (s.id != RcEv(pair)) {
+      EXPECT_EQ(s.counters.tx_data, 0u);
+    }
   }
 }
 

@@ -17,7 +17,7 @@ SimJob::SimJob(const ResolvedLab& lab, ns3::Ptr<SimFabric> fabric, const harness
     : config_(config), run_until_(std::move(run_until)), on_event_(std::move(on_event)), on_step_(std::move(on_step)) {
   for (size_t h = 0; h < config_.hosts.size(); ++h) {
     mrc::ContextConfig cc;
-    cc.seed = config_.seed * 1000 + h + 1;
+    cc.seed = config_.key_seed.value_or(config_.seed) * 1000 + h + 1;  // a simulation replays exactly
     endpoints_.push_back(std::make_unique<SimEndpoint>(
         fabric, config_.hosts[h], harness::HostPorts(harness::LabHost(lab, config_.hosts[h]), config_.ev_mode),
         config_.ev_mode, cc));

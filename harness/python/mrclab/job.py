@@ -16,7 +16,8 @@ class Job:
                      all_to_all, size in bytes or '1MiB' (default [('all_reduce', '1MiB')])
     compute_seconds  compute phase per step (0.05);  step_timeout_seconds watchdog (5)
     steps            stop after this many steps (default: run until stop())
-    mtu, seed, io_threads, label
+    mtu, seed (data patterns), io_threads, label
+    key_seed         QPNs, rkeys and initial PSNs; default: random per run (set it only to replay)
 
     Usage: job.start(); job.wait_for_steps(20); job.stop() -> result dict. job.steps is the list
     of completed steps (seconds, per-collective time and bus bandwidth, bytes verified); a step
