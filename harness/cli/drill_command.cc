@@ -10,6 +10,7 @@
 #include "harness/drill/fault_plan.h"
 #include "harness/drill/job_resources.h"
 #include "harness/drill/scenario.h"
+#include "harness/telemetry/metrics_exporter.h"
 
 namespace mrclab::harness {
 namespace {
@@ -20,6 +21,7 @@ struct DrillArgs {
   DrillOptions options;
   std::string metrics = "127.0.0.1:9464";
   bool json = false, quiet = false, check = false, report = false;
+  bool metrics_given = false;  // --metrics on the command line: that address or an error
 };
 
 // --check: parse the scenario and plan its faults against the lab without touching anything.
@@ -41,11 +43,21 @@ int Check(const Scenario& s, const DrillArgs& a) {
   const MachineCheck machine = kind == emulator::BackendKind::kNetns
                                    ? CheckMachineCapacity(s, plan, !a.json && !a.quiet)
                                    : MachineCheck{};
+  // The metrics endpoint: an address asked for must be free; the default falls back to a free port.
+  const std::string metrics_problem = a.metrics == "off" ? "" : MetricsBindProblem(a.metrics);
+  if (!metrics_problem.empty() && a.metrics_given)
+    throw ScenarioError(s.file, "--metrics", a.metrics + " cannot be listened on: " + metrics_problem +
+                                                 " (another drill? without --metrics a free port is used)");
+  const std::string metrics_line =
+      a.metrics == "off"        ? "off"
+      : metrics_problem.empty() ? a.metrics
+                                : a.metrics + " is taken (" + metrics_problem + "): a free port will be used";
   if (a.json) {
     std::cout << nlohmann::json{{"scenario", s.name}, {"lab", plan.name}, {"backend", backend},
                                 {"job_hosts", job_hosts}, {"mtu", JobMtu(s, plan)}, {"lab_mtu", plan.mtu},
                                 {"jobs", ToJson(jobs)}, {"capacity", machine.json},
-                                {"faults", faults.ToJson()}, {"schedule_seconds", faults.end_seconds}}.dump(2)
+                                {"faults", faults.ToJson()}, {"schedule_seconds", faults.end_seconds},
+                                {"metrics", metrics_line}}.dump(2)
               << "\n";
     return 0;
   }
@@ -60,6 +72,7 @@ int Check(const Scenario& s, const DrillArgs& a) {
                 name.c_str(), f.ranks, f.qp_pairs, f.source_ports, f.sockets,
                 static_cast<double>(f.buffer_bytes) / (1 << 20));
   for (const auto& line : machine.lines) std::printf("%s\n", line.c_str());
+  std::printf("  metrics endpoint: %s\n", metrics_line.c_str());
   for (const auto& f : faults.faults) {
     std::printf("  at %6.2f s  %s", f.windows.front().apply, f.description.c_str());
     if (f.windows.front().revert != kUntilEnd)
@@ -82,7 +95,9 @@ void AddDrillCommand(CLI::App& app, int& exit_status) {
   cmd->add_option("--out", a.options.out_root, "Directory under which the run directory is made")
       ->capture_default_str();
   cmd->add_option("--lab", a.options.lab, "Use this lab instead of the scenario's: a lab file, or a deployed lab");
-  cmd->add_option("--metrics", a.metrics, "Prometheus endpoint address (HOST:PORT), or 'off'")
+  cmd->add_option("--metrics", a.metrics,
+                  "Prometheus endpoint address (HOST:PORT), or 'off'. Without this option a drill that finds the "
+                  "default port taken (another drill) serves on a free port and says which")
       ->capture_default_str();
   cmd->add_option("--transport", a.options.transports, "Run only this transport of the scenario (repeatable)");
   cmd->add_option("--backend", a.backend,
@@ -109,14 +124,16 @@ void AddDrillCommand(CLI::App& app, int& exit_status) {
       "Exit status: 0 every SLO passed, 1 an SLO failed, 2 error, 3 inconclusive (this machine was the\n"
       "  bottleneck during a fault window or the baseline: see result.json emulation_fidelity), 130 interrupted.\n"
       "Live metrics: curl -s http://127.0.0.1:9464/metrics | grep mrclab_");
-  cmd->callback([&exit_status] {
+  cmd->callback([&exit_status, cmd] {
     const Scenario s = ParseScenarioFile(a.scenario);
+    a.metrics_given = cmd->count("--metrics") > 0;
     if (!a.backend.empty()) a.options.backend = emulator::ParseBackend(a.backend);
     if (a.check) {
       exit_status = Check(s, a);
       return;
     }
     a.options.metrics_bind = a.metrics == "off" ? "" : a.metrics;
+    a.options.metrics_free_port_if_taken = !a.metrics_given;
     a.options.progress = !a.quiet;
     a.options.summary = !a.json;
     const DrillOutcome out = RunDrill(s, a.options);

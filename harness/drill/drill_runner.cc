@@ -137,14 +137,19 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
 
   const double started_unix = UnixNow();
   std::unique_ptr<DrillMetrics> metrics;
-  if (!o.metrics_bind.empty()) metrics = std::make_unique<DrillMetrics>(MetricsOptions{o.metrics_bind});
+  if (!o.metrics_bind.empty())
+    metrics = std::make_unique<DrillMetrics>(MetricsOptions{o.metrics_bind, o.metrics_free_port_if_taken});
   RunRecorder recorder(o.out_root, s.name, s.text, [&backend] { return backend->Now(); });
   const std::string backend_name(ToString(backend->kind()));
   if (o.progress) {
     std::fprintf(stderr, "drill %s: lab %s (%s, %s), %zu fault(s), run directory %s\n", s.name.c_str(),
                  lab.name.c_str(), backend_name.c_str(), backend->reused() ? "reused" : "preparing",
                  plan.faults.size(), recorder.dir().c_str());
-    if (metrics) std::fprintf(stderr, "metrics: %s\n", metrics->url().c_str());
+    if (metrics && metrics->taken_port())
+      std::fprintf(stderr, "metrics: %s (port %u is taken, by another drill?)\n", metrics->url().c_str(),
+                   metrics->taken_port());
+    else if (metrics)
+      std::fprintf(stderr, "metrics: %s\n", metrics->url().c_str());
   }
   recorder.WriteLab(lab.ToJson());
   // Real time: the machine itself is watched (fidelity.h); routing sessions going down are
@@ -232,6 +237,7 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
                 {"lab", {{"name", lab.name}, {"digest", Sha256Hex(lab.ToJson().dump())},
                          {"deployed_by_drill", prepare}}},
                 {"backend", backend_name},
+                {"metrics_url", metrics ? json(metrics->url()) : json(nullptr)},
                 {"time_base", backend->TimeBase()},
                 {"payload", ToString(s.job.payload)},
                 {"mtu", JobMtu(s, lab)},

@@ -27,6 +27,7 @@ struct DrillOptions {
   std::string out_root = "runs";
   std::string lab;  // instead of the scenario's lab: a lab file, or a deployed lab's name
   std::string metrics_bind = "127.0.0.1:9464";  // "" = no metrics endpoint
+  bool metrics_free_port_if_taken = false;       // MetricsOptions::free_port_if_taken
   bool keep_lab = false;  // leave a lab the drill deployed in place
   bool progress = true;   // progress lines on stderr
   bool summary = true;    // the human summary on stdout

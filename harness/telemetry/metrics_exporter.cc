@@ -101,6 +101,7 @@ struct DrillMetrics::Impl {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   std::unique_ptr<prometheus::Exposer> exposer;
   uint16_t port = 0;
+  uint16_t taken_port = 0;
 
   Family<Histogram>* step_seconds;
   Family<Counter>* steps_completed;
@@ -174,12 +175,16 @@ DrillMetrics::DrillMetrics(const MetricsOptions& options) : impl_(std::make_uniq
       d.CounterFamily("mrclab_link_tx_dropped_total", "Packets dropped on send at a link end");
   d.faults_active->Add({}).Set(0);
 
+  std::string bind = options.bind;
+  if (options.free_port_if_taken && d.address.port != 0 && ListenError(d.address) == std::strerror(EADDRINUSE)) {
+    d.taken_port = d.address.port;
+    bind = d.address.host + ":0";
+  }
   try {
-    d.exposer = std::make_unique<prometheus::Exposer>(options.bind, 2);
+    d.exposer = std::make_unique<prometheus::Exposer>(bind, 2);
   } catch (const std::exception& e) {
-    std::string why = ListenError(d.address);
-    throw std::runtime_error("metrics exporter: cannot listen on " + options.bind + ": " +
-                             (why.empty() ? e.what() : why));
+    std::string why = ListenError(ParseBind(bind));
+    throw std::runtime_error("metrics exporter: cannot listen on " + bind + ": " + (why.empty() ? e.what() : why));
   }
   d.exposer->RegisterCollectable(d.registry);
   const std::vector<int> ports = d.exposer->GetListeningPorts();
@@ -218,6 +223,9 @@ DrillMetrics::~DrillMetrics() {
 }
 
 uint16_t DrillMetrics::port() const { return impl_->port; }
+uint16_t DrillMetrics::taken_port() const { return impl_->taken_port; }
+
+std::string MetricsBindProblem(const std::string& bind) { return ListenError(ParseBind(bind)); }
 
 std::string DrillMetrics::url() const {
   std::string host = impl_->address.host;

@@ -40,7 +40,14 @@ inline constexpr size_t kMaxEvSeries = 8192;
 
 struct MetricsOptions {
   std::string bind = "127.0.0.1:9464";  // HOST:PORT or [IPv6]:PORT; port 0 = pick a free one
+  // When the port is taken (a second drill at once), listen on a free port of the same host
+  // instead of failing; taken_port() then says which port was wanted.
+  bool free_port_if_taken = false;
 };
+
+// Why `bind` cannot be listened on now ("Address already in use"), "" if it can. Throws
+// std::runtime_error for a malformed address. For --check: nothing is left listening.
+std::string MetricsBindProblem(const std::string& bind);
 
 class DrillMetrics {
  public:
@@ -52,6 +59,7 @@ class DrillMetrics {
   DrillMetrics& operator=(const DrillMetrics&) = delete;
 
   uint16_t port() const;    // the port actually listened on
+  uint16_t taken_port() const;  // the port asked for, if it was taken (free_port_if_taken); else 0
   std::string url() const;  // "http://127.0.0.1:PORT/metrics" (a wildcard bind shows loopback)
 
   void ObserveStep(const std::string& transport, double seconds);

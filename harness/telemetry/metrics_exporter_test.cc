@@ -174,6 +174,18 @@ TEST(DrillMetrics, TakenPortIsAClearError) {
   EXPECT_EQ(HttpGet(first.port(), "/metrics").status, 200);
 }
 
+TEST(DrillMetrics, ASecondDrillGetsAFreePortWhenAllowed) {
+  DrillMetrics first({"127.0.0.1:0"});
+  const std::string bind = "127.0.0.1:" + std::to_string(first.port());
+  EXPECT_EQ(MetricsBindProblem(bind), "Address already in use");
+  DrillMetrics second({bind, /*free_port_if_taken=*/true});
+  EXPECT_NE(second.port(), first.port());
+  EXPECT_EQ(second.taken_port(), first.port());
+  EXPECT_EQ(HttpGet(first.port(), "/metrics").status, 200);
+  EXPECT_EQ(HttpGet(second.port(), "/metrics").status, 200);
+  EXPECT_EQ(first.taken_port(), 0);
+}
+
 TEST(DrillMetrics, MalformedAddressIsAClearError) {
   for (const char* bind : {"9464", "localhost:9464", "127.0.0.1:99999", "127.0.0.1:", "[::1:80"}) {
     try {

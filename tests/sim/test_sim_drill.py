@@ -4,6 +4,7 @@ for byte, what only an emulated lab can do is refused by --check, and reports an
 work on simulated runs."""
 import json
 import os
+import socket
 import subprocess
 from pathlib import Path
 
@@ -104,6 +105,34 @@ def test_same_seed_same_events(tmp_path):
     path.write_text(other)
     third = (drill(tmp_path / "2", path)[2] / "events.jsonl").read_bytes()
     assert third != first
+
+
+def test_two_drills_at_once_each_serve_metrics(tmp_path):
+    """The default metrics port held (as by another drill): drills started without --metrics serve
+    on free ports and say so; asking for the taken address is refused by --check."""
+    holder = socket.socket()
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        holder.bind(("127.0.0.1", 9464))
+        holder.listen(1)
+    except OSError:
+        pass  # something else holds it already: taken either way
+    try:
+        path = scenario(tmp_path, "sim-concurrent", [RIDE_THROUGH["link_down"]])
+        procs = [subprocess.Popen([MRCLAB, "drill", str(path), "--out", str(tmp_path / str(i)), "--json"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(2)]
+        outs = [p.communicate(timeout=300) for p in procs]
+        for p, (out, err) in zip(procs, outs):
+            assert p.returncode == 0, err
+            assert "port 9464 is taken" in err, err
+        urls = [json.loads(out)["metrics_url"] for out, _ in outs]
+        assert len(set(urls)) == 2 and not any(":9464/" in u for u in urls), urls
+        check = mrclab("drill", path, "--check", "--metrics", "127.0.0.1:9464")
+        assert check.returncode == 2
+        assert check.stderr.count("\n") == 1 and f"{path}: --metrics: 127.0.0.1:9464 cannot be listened on" in check.stderr
+        assert "a free port will be used" in mrclab("drill", path, "--check").stdout
+    finally:
+        holder.close()
 
 
 @pytest.mark.parametrize("fault,kind", [
