@@ -29,13 +29,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "emulator/errors.h"
 #include "emulator/resolved_lab.h"
 
 namespace mrclab::emulator {
 
-class FaultError : public std::runtime_error {
+// A fault that is invalid (unknown target, a line FRR refuses: kInput) or that could not be
+// applied or reverted (kOperation, the default).
+class FaultError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit FaultError(const std::string& what, ErrorKind kind = ErrorKind::kOperation) : Error(kind, what) {}
 };
 
 enum class FaultKind {

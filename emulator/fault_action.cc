@@ -77,7 +77,7 @@ std::vector<std::string> Words(const std::string& line) {
 }
 
 [[noreturn]] void Bad(const std::string& field, const std::string& reason) {
-  throw FaultError("fault action: " + field + ": " + reason);
+  throw FaultError("fault action: " + field + ": " + reason, ErrorKind::kInput);
 }
 
 template <typename T>

@@ -16,7 +16,7 @@ const ResolvedNode& Node(const ResolvedLab& lab, const std::string& target, cons
   const ResolvedNode* node = lab.FindNode(name);
   if (!node)
     throw FaultError("link target '" + target + "': unknown node '" + name + "' in lab '" +
-                     lab.name + "' (nodes: " + NodeNames(lab) + ")");
+                     lab.name + "' (nodes: " + NodeNames(lab) + ")", ErrorKind::kInput);
   return *node;
 }
 
@@ -27,7 +27,7 @@ int ResolveLinkTarget(const ResolvedLab& lab, const std::string& target) {
   if (!target.empty() && target.find_first_not_of("0123456789") == std::string::npos) {
     if (target.size() > 9 || std::stoi(target) >= count)
       throw FaultError("link target '" + target + "': lab '" + lab.name + "' has links 0.." +
-                       std::to_string(count - 1));
+                       std::to_string(count - 1), ErrorKind::kInput);
     return std::stoi(target);
   }
   if (auto dash = target.find("--"); dash != std::string::npos) {
@@ -39,10 +39,11 @@ int ResolveLinkTarget(const ResolvedLab& lab, const std::string& target) {
       if ((l.a.node == a && l.b.node == b) || (l.a.node == b && l.b.node == a))
         found.push_back(l.index);
     if (found.empty())
-      throw FaultError("link target '" + target + "': no link joins " + a + " and " + b);
+      throw FaultError("link target '" + target + "': no link joins " + a + " and " + b, ErrorKind::kInput);
     if (found.size() > 1)
       throw FaultError("link target '" + target + "': " + std::to_string(found.size()) +
-                       " links join " + a + " and " + b + "; name one as NODE:INTERFACE");
+                       " links join " + a + " and " + b + "; name one as NODE:INTERFACE",
+                       ErrorKind::kInput);
     return found[0];
   }
   if (auto colon = target.find(':'); colon != std::string::npos) {
@@ -54,11 +55,11 @@ int ResolveLinkTarget(const ResolvedLab& lab, const std::string& target) {
       interfaces += (interfaces.empty() ? "" : ", ") + i.name;
     }
     throw FaultError("link target '" + target + "': " + name + " has no interface '" + itf +
-                     "' (its interfaces: " + interfaces + ")");
+                     "' (its interfaces: " + interfaces + ")", ErrorKind::kInput);
   }
   throw FaultError("link target '" + target +
                    "': expected NODE:INTERFACE (p0-leaf0:spine0), NODE--NODE "
-                   "(p0-leaf0--p0-spine0) or a link index");
+                   "(p0-leaf0--p0-spine0) or a link index", ErrorKind::kInput);
 }
 
 }  // namespace mrclab::emulator

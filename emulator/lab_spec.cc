@@ -16,7 +16,7 @@
 namespace mrclab::emulator {
 
 LabError::LabError(std::string file, std::string field, std::string reason)
-    : std::runtime_error(file + ": " + field + ": " + reason),
+    : Error(ErrorKind::kInput, file + ": " + field + ": " + reason),
       file_(std::move(file)),
       field_(std::move(field)),
       reason_(std::move(reason)) {}

@@ -12,10 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "emulator/errors.h"
+
 namespace mrclab::emulator {
 
 // "FILE: FIELD: REASON" — one line, fit for an SRE's terminal.
-class LabError : public std::runtime_error {
+class LabError : public Error {
  public:
   LabError(std::string file, std::string field, std::string reason);
   const std::string& file() const { return file_; }

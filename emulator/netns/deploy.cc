@@ -160,29 +160,30 @@ MemoryEstimate EstimateMemory(const ResolvedLab& lab) {
   return e;
 }
 
+// Everything refused here is refused before anything is made: input errors (exit 2).
 void Preflight(const ResolvedLab& lab) {
   if (geteuid() != 0)
-    throw DeployError("mrclab deploy needs root (it creates network namespaces); run it with sudo");
+    throw InputError("mrclab deploy needs root (it creates network namespaces); run it with sudo");
   for (const std::string& daemon : DaemonsFor(lab))
     if (access((FrrDir() + "/" + daemon).c_str(), X_OK) != 0)
-      throw DeployError("FRRouting is not installed (no " + FrrDir() + "/" + daemon +
+      throw InputError("FRRouting is not installed (no " + FrrDir() + "/" + daemon +
                         "); install the Debian package frr, or run .ci/setup");
-  if (!getpwnam("frr")) throw DeployError("FRRouting's user 'frr' does not exist; reinstall frr");
+  if (!getpwnam("frr")) throw InputError("FRRouting's user 'frr' does not exist; reinstall frr");
   LabPaths paths(lab.name);
   if (fs::exists(paths.root))
-    throw DeployError("lab '" + lab.name + "' is already deployed (" + paths.root +
+    throw InputError("lab '" + lab.name + "' is already deployed (" + paths.root +
                       "); run: mrclab destroy " + lab.name);
   for (const ResolvedNode& node : lab.nodes)
     if (NetnsExists(node.netns))
-      throw DeployError("network namespace '" + node.netns +
+      throw InputError("network namespace '" + node.netns +
                         "' already exists and is not part of a deployed lab; remove it or rename the lab");
   if (lab.link_delay_ns)
-    throw DeployError(lab.source + ": link_delay: an emulated lab's links have the kernel's veth latency; the delay "
+    throw InputError(lab.source + ": link_delay: an emulated lab's links have the kernel's veth latency; the delay "
                       "is simulation only (mrclab drill SCENARIO --backend ns3), or remove link_delay");
   MemoryEstimate mem = EstimateMemory(lab);
   const uint64_t reserve = 1024 * kMiB;
   if (mem.available < mem.needed + reserve)
-    throw DeployError(lab.source + ": lab '" + lab.name + "' is too large for this machine: needs ~" +
+    throw InputError(lab.source + ": lab '" + lab.name + "' is too large for this machine: needs ~" +
                       std::to_string(mem.needed / kMiB) + " MiB, " +
                       std::to_string(mem.available / kMiB) + " MiB available (" +
                       std::to_string(lab.Switches().size()) + " switches); simulate it instead: "

@@ -13,13 +13,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "emulator/errors.h"
 #include "emulator/resolved_lab.h"
 
 namespace mrclab::emulator::netns {
 
-class DeployError : public std::runtime_error {
+// A deploy that was tried and failed (not ready before the deadline, a daemon died); what
+// deploy refuses before it changes anything is an InputError.
+class DeployError : public Error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit DeployError(const std::string& what) : Error(ErrorKind::kOperation, what) {}
 };
 
 struct DeployOptions {

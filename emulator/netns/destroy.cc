@@ -3,6 +3,7 @@
 #include <fstream>
 #include <set>
 
+#include "emulator/errors.h"
 #include "emulator/netns/deploy.h"
 #include "emulator/netns/host_sysctls.h"
 #include "emulator/netns/lab_state.h"
@@ -37,7 +38,7 @@ std::vector<OwnedProcess> PidFileProcesses(const LabPaths& paths, const std::str
 DestroyReport Destroy(const std::string& lab_name) {
   const auto start = std::chrono::steady_clock::now();
   LabPaths paths(lab_name);
-  if (!fs::exists(paths.root)) throw std::runtime_error("lab '" + lab_name + "' is not deployed");
+  if (!fs::exists(paths.root)) throw InputError("lab '" + lab_name + "' is not deployed");
   DestroyReport report;
   const std::vector<JournalEntry> journal = Journal::Read(paths.journal);
 

@@ -24,7 +24,7 @@ std::string FaultJournal::PathOf(const std::string& lab_name) {
 FaultJournal::FaultJournal(const std::string& lab_name) : lab_(lab_name) {
   const LabPaths paths(lab_name);
   if (!std::filesystem::is_directory(paths.root))
-    throw FaultError("lab '" + lab_name + "' is not deployed (no " + paths.root + ")");
+    throw FaultError("lab '" + lab_name + "' is not deployed (no " + paths.root + ")", ErrorKind::kInput);
   const std::string path = PathOf(lab_name);
   fd_ = open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
   if (fd_ < 0) throw FaultError("cannot open " + path + ": " + std::strerror(errno));

@@ -283,7 +283,8 @@ class FaultMeans {
     const size_t line = failed - 2;
     std::string undo = line > 0 ? UndoPartialConfig(false) : "; nothing was changed";
     throw FaultError(a_.node + ": " + daemon + " refused config_lines[" + std::to_string(line) +
-                     "] '" + a_.config_lines[line] + "': " + Trim(replies.back().output) + undo);
+                         "] '" + a_.config_lines[line] + "': " + Trim(replies.back().output) + undo,
+                     ErrorKind::kInput);
   }
 
   // After part of the lines were entered: revert_lines, or (none, or refused) a restart.
@@ -337,7 +338,7 @@ std::vector<FaultRecord> OthersActive(const std::vector<FaultRecord>& records, i
 FaultInjector::FaultInjector(const ResolvedLab& lab) : lab_(lab) {
   const LabPaths paths(lab.name);
   if (!std::filesystem::is_directory(paths.root))
-    throw FaultError("lab '" + lab.name + "' is not deployed (no " + paths.root + ")");
+    throw FaultError("lab '" + lab.name + "' is not deployed (no " + paths.root + ")", ErrorKind::kInput);
 }
 
 int FaultInjector::Apply(const FaultAction& action) {
@@ -365,7 +366,8 @@ void FaultInjector::Revert(int id) {
   auto it = std::find_if(records.begin(), records.end(), [&](const FaultRecord& r) { return r.id == id; });
   if (it == records.end())
     throw FaultError("fault " + std::to_string(id) + " is not in the journal of lab '" + lab_.name +
-                     "' (see: mrclab fault list " + lab_.name + ")");
+                         "' (see: mrclab fault list " + lab_.name + ")",
+                     ErrorKind::kInput);
   applied_.erase(std::remove(applied_.begin(), applied_.end(), id), applied_.end());
   if (it->reverted) return;
   try {

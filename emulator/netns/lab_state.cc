@@ -12,6 +12,8 @@
 #include <sstream>
 #include <system_error>
 
+#include "emulator/errors.h"
+
 namespace mrclab::emulator::netns {
 
 std::string StateRoot() {
@@ -76,7 +78,7 @@ std::vector<std::string> ListLabs() {
 nlohmann::json ReadLabJson(const std::string& lab_name) {
   LabPaths paths(lab_name);
   std::ifstream in(paths.lab_json);
-  if (!in) throw std::runtime_error("lab '" + lab_name + "' is not deployed (no " + paths.lab_json + ")");
+  if (!in) throw InputError("lab '" + lab_name + "' is not deployed (no " + paths.lab_json + ")");
   return nlohmann::json::parse(in);
 }
 
@@ -98,7 +100,7 @@ namespace mrclab::emulator::netns {
 ResolvedLab LoadDeployedLab(const std::string& lab_name) {
   LabPaths paths(lab_name);
   std::ifstream in(paths.root + "/lab.yaml");
-  if (!in) throw std::runtime_error("lab '" + lab_name + "' is not deployed (see: mrclab list)");
+  if (!in) throw InputError("lab '" + lab_name + "' is not deployed (see: mrclab list)");
   std::stringstream text;
   text << in.rdbuf();
   return Resolve(ParseLabText(text.str(), paths.root + "/lab.yaml"));

@@ -121,8 +121,9 @@ void AddDrillCommand(CLI::App& app, int& exit_status) {
       "Simulation: mrclab drill scenarios/default.yaml --backend ns3\n"
       "  runs the same scenario on the same lab as an ns-3 simulation (same run directory; times are\n"
       "  simulated seconds); bgp_reset and config_change need the emulated lab.\n"
-      "Exit status: 0 every SLO passed, 1 an SLO failed, 2 error, 3 inconclusive (this machine was the\n"
-      "  bottleneck during a fault window or the baseline: see result.json emulation_fidelity), 130 interrupted.\n"
+      "Exit status: 0 every SLO passed, 1 an SLO failed (or the drill could not run), 2 bad input or\n"
+      "  environment, 3 inconclusive (this machine was the bottleneck during a fault window or the baseline,\n"
+      "  or a planned fault window was not reached: see result.json), 130 interrupted.\n"
       "Live metrics: curl -s http://127.0.0.1:9464/metrics | grep mrclab_");
   cmd->callback([&exit_status, cmd] {
     const Scenario s = ParseScenarioFile(a.scenario);
@@ -141,7 +142,7 @@ void AddDrillCommand(CLI::App& app, int& exit_status) {
     exit_status = out.exit_status;
     if (a.report && WriteReport(out.run_dir) != 0) {
       std::fprintf(stderr, "mrclab: the drill ran, but its report could not be written (see above)\n");
-      exit_status = 2;
+      exit_status = emulator::kExitInputError;  // the environment: python3, matplotlib
     }
   });
 }

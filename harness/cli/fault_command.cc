@@ -114,8 +114,7 @@ int Apply(const FaultArgs& a) {
     id = injector.Apply(action);
   } catch (const emulator::FaultError& e) {
     std::fprintf(stderr, "mrclab: error: %s\n", e.what());
-    // A configuration line FRR refuses is bad input; anything else is a failed operation.
-    return action.kind == FaultKind::kConfigChange ? 2 : 1;
+    return emulator::ExitStatusOf(e);  // a line FRR refuses is bad input; else a failed operation
   }
   if (a.json) {
     std::cout << json{{"lab", lab.name}, {"id", id}, {"description", action.Describe(lab)},
@@ -161,7 +160,7 @@ int Revert(const FaultArgs& a) {
       count = nx::RevertLeftoverFaults(lab);
     } catch (const emulator::FaultError& e) {
       std::fprintf(stderr, "mrclab: error: %s\n", e.what());
-      status = 1;
+      status = emulator::ExitStatusOf(e);
     }
     std::vector<nx::ActiveFault> after = injector.Active();
     for (const auto& f : before) {
@@ -193,7 +192,7 @@ int Revert(const FaultArgs& a) {
                              : "fault " + a.id + " was already reverted");
     } catch (const emulator::FaultError& e) {
       std::fprintf(stderr, "mrclab: error: %s\n", e.what());
-      status = 1;
+      status = emulator::ExitStatusOf(e);
     }
   }
   if (a.json) {
@@ -211,7 +210,7 @@ int Guard(const std::function<int()>& fn) {
   } catch (const nx::Interrupted&) {
     std::fprintf(stderr, "mrclab: interrupted; faults not reverted yet stay active (see: mrclab "
                          "fault list LAB)\n");
-    return 130;
+    return emulator::kExitInterrupted;
   }
 }
 

@@ -254,8 +254,9 @@ void AddLabCommands(CLI::App& app, LabArgs& args, int& exit_status) {
   {
     auto* cmd = app.add_subcommand("deploy", "Boot a lab file as a verified, running fabric");
     cmd->add_option("lab", a->target, "Lab file (labs/*.yaml)")->required();  // read by ReadInputFile
-    cmd->add_option("--timeout", a->timeout_s, "Seconds to wait for convergence and verification")
-        ->capture_default_str();
+    cmd->add_option("--timeout", a->timeout_s,
+                    "Seconds to wait for convergence and verification once the daemons run (0: check once)")
+        ->check(CLI::Range(0, 3600))->capture_default_str();
     cmd->add_flag("--json", a->json, "Print the deploy report as JSON");
     cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
     cmd->add_flag("--keep-failed", a->keep_failed,
@@ -264,6 +265,8 @@ void AddLabCommands(CLI::App& app, LabArgs& args, int& exit_status) {
         "Ready means verified: every BGP session Established (bgp mode), every host reaching\n"
         "every other host on every plane, and one uSID path per spine shown to cross it.\n"
         "A failed or interrupted deploy rolls back everything it made.\n"
+        "Exit status: 0 ready, 1 not ready before --timeout (or a daemon died), 2 bad lab file or\n"
+        "  environment (not root, FRR missing, already deployed, too large), 130 interrupted.\n"
         "Example: mrclab deploy labs/clos2.yaml");
     cmd->callback(run([a] { return Deploy(a->target, a->timeout_s, a->json, a->quiet, a->keep_failed); }));
   }

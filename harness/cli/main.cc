@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 
+#include "emulator/errors.h"
 #include "emulator/lab_spec.h"
 #include "emulator/netns/interrupt.h"
 #include "harness/cli/capacity_command.h"
@@ -12,6 +13,7 @@
 #include "harness/cli/report_command.h"
 
 int main(int argc, char** argv) {
+  namespace emulator = mrclab::emulator;
   CLI::App app{
       "mrclab — boot multi-plane Clos fabrics as network namespaces with FRRouting and SRv6 "
       "uSIDs, run MRC over them, and inject faults.",
@@ -37,13 +39,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  } catch (const mrclab::emulator::netns::Interrupted&) {
+    return app.exit(e) == 0 ? emulator::kExitOk : emulator::kExitInputError;
+  } catch (const emulator::netns::Interrupted&) {
     std::fprintf(stderr, "mrclab: interrupted; everything made was rolled back\n");
-    return 130;
+    return emulator::kExitInterrupted;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "mrclab: error: %s\n", e.what());
-    return 2;
+    return emulator::ExitStatusOf(e);  // emulator/errors.h: 2 bad input or environment, 1 failed
   }
   return exit_status;
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "emulator/errors.h"
 #include "emulator/netns/lab_state.h"
 #include "emulator/resolved_lab.h"
 #include "harness/job/perf_plan.h"
@@ -87,7 +88,7 @@ void AddPerfCommand(CLI::App& app, int& exit_status) {
       std::cout << result.ToJson().dump(2) << "\n";
     else
       PrintResult(result);
-    exit_status = result.ok ? 0 : 1;
+    exit_status = result.ok ? emulator::kExitOk : emulator::kExitFailed;
   });
 }
 

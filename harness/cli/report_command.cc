@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "emulator/errors.h"
+
 extern char** environ;
 
 namespace mrclab::harness {
@@ -24,9 +26,9 @@ constexpr const char* kPython = "/usr/bin/python3";
 // it and returns its exit status (128 + signal when it was killed).
 int RunPython(const std::string& script, const std::vector<std::string>& args) {
   if (!std::filesystem::exists(script))
-    throw std::runtime_error(script + ": not found (the reports run from the source tree mrclab was built from)");
+    throw emulator::InputError(script + ": not found (the reports run from the source tree mrclab was built from)");
   if (access(kPython, X_OK) != 0)
-    throw std::runtime_error(std::string(kPython) + ": not found; run `bash .ci/setup` to install it");
+    throw emulator::InputError(std::string(kPython) + ": not found; run `bash .ci/setup` to install it");
   std::vector<std::string> words = {kPython, script};
   words.insert(words.end(), args.begin(), args.end());
   std::vector<char*> argv;

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "emulator/errors.h"
 #include "emulator/host_machine.h"
 #include "emulator/lab_spec.h"
 #include "emulator/netns/deploy.h"
@@ -76,7 +77,7 @@ std::string CapacityCachePath() {
 }
 
 MachineCapacity MeasureCapacity(uint32_t mtu, bool progress) {
-  if (geteuid() != 0) throw std::runtime_error("measuring this machine's capacity needs root (it deploys a small lab)");
+  if (geteuid() != 0) throw emulator::InputError("measuring this machine's capacity needs root (it deploys a small lab)");
   if (progress)
     std::fprintf(stderr, "capacity: measuring this machine at mtu %u (a small lab, %d x %.0f s of MRC)...\n", mtu,
                  kProbeRounds, kProbeRoundSeconds);

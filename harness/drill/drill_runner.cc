@@ -220,7 +220,7 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
   const std::string verdict = inconclusive ? "inconclusive" : pass ? "pass" : "fail";
 
   DrillOutcome out;
-  out.exit_status = inconclusive ? kExitInconclusive : pass ? 0 : 1;
+  out.exit_status = inconclusive ? emulator::kExitInconclusive : pass ? emulator::kExitOk : emulator::kExitFailed;
   out.run_dir = recorder.dir();
   json slo_json = json::array();
   for (const auto& r : slos)

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "emulator/errors.h"
 #include "harness/drill/drill_backend.h"
 #include "harness/drill/scenario.h"
 
@@ -35,13 +36,11 @@ struct DrillOptions {
   std::optional<emulator::BackendKind> backend;  // overrides the scenario's `backend:` (default netns)
 };
 
-// The machine was the bottleneck during a fault window or the baseline (fidelity.h): the SLO
-// results say nothing about the fabric.
-inline constexpr int kExitInconclusive = 3;
-
 struct DrillOutcome {
-  int exit_status = 0;  // 0 every SLO passed, 1 an SLO failed, kExitInconclusive
-  std::string run_dir;
+  // kExitOk every SLO passed, kExitFailed an SLO failed, kExitInconclusive: the machine was the
+  // bottleneck during a fault window or the baseline (fidelity.h), or a planned fault window was
+  // not reached (verdict.h), so the SLO results cannot judge the fabric (emulator/errors.h).
+  int exit_status = emulator::kExitOk;  std::string run_dir;
   nlohmann::json result;
 };
 

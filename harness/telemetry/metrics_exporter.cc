@@ -23,6 +23,8 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "emulator/errors.h"
+
 namespace mrclab::harness {
 namespace {
 
@@ -50,7 +52,7 @@ struct BindAddress {
 
 BindAddress ParseBind(const std::string& bind) {
   auto fail = [&](const std::string& why) -> BindAddress {
-    throw std::runtime_error("metrics exporter: bad bind address '" + bind + "': " + why);
+    throw emulator::InputError("metrics exporter: bad bind address '" + bind + "': " + why);
   };
   const size_t colon = bind.rfind(':');
   if (colon == std::string::npos || colon == 0) return fail("expected HOST:PORT");
@@ -184,7 +186,7 @@ DrillMetrics::DrillMetrics(const MetricsOptions& options) : impl_(std::make_uniq
     d.exposer = std::make_unique<prometheus::Exposer>(bind, 2);
   } catch (const std::exception& e) {
     std::string why = ListenError(ParseBind(bind));
-    throw std::runtime_error("metrics exporter: cannot listen on " + bind + ": " + (why.empty() ? e.what() : why));
+    throw emulator::InputError("metrics exporter: cannot listen on " + bind + ": " + (why.empty() ? e.what() : why));
   }
   d.exposer->RegisterCollectable(d.registry);
   const std::vector<int> ports = d.exposer->GetListeningPorts();

@@ -138,6 +138,16 @@ def test_interrupted_deploy_rolls_back(tmp_path):
     assert_nothing_left(name, journal_pids(name) or pids)
 
 
+def test_deploy_not_ready_before_its_deadline_fails_and_rolls_back(tmp_path):
+    """An operation that was tried and failed exits 1 (bad input exits 2): a zero timeout checks
+    readiness once, right after the daemons start, before any BGP session can be up."""
+    name = "t-late"
+    out = mrclab("deploy", lab_file(tmp_path, name), "--timeout", "0", "--quiet", check=False)
+    assert out.returncode == 1, out.stderr
+    assert out.stderr.count("\n") == 1 and "not ready before the deadline" in out.stderr, out.stderr
+    assert_nothing_left(name, [])
+
+
 def test_graph_is_valid_graphviz():
     dot = mrclab("graph", "labs/clos2.yaml").stdout
     assert 'subgraph cluster_p1' in dot and '"p1-leaf3" -- "p1-spine1"' in dot
