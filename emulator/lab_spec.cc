@@ -14,12 +14,34 @@
 #include "emulator/usid_plan.h"
 
 namespace mrclab::emulator {
+namespace {
+
+// Control characters (a newline in a quoted key, an escape YAML quotes back) written as \n,
+// \xHH: a message stays one line, whatever the file held.
+std::string OneLine(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 LabError::LabError(std::string file, std::string field, std::string reason)
-    : Error(ErrorKind::kInput, file + ": " + field + ": " + reason),
-      file_(std::move(file)),
-      field_(std::move(field)),
-      reason_(std::move(reason)) {}
+    : Error(ErrorKind::kInput, OneLine(file) + ": " + OneLine(field) + ": " + OneLine(reason)),
+      file_(OneLine(file)),
+      field_(OneLine(field)),
+      reason_(OneLine(reason)) {}
 
 namespace {
 
@@ -235,6 +257,10 @@ class Parser {
                              std::to_string(c.leaves_per_plane) + " leaves with " +
                              std::to_string(c.hosts_per_leaf) + " hosts_per_leaf");
     }
+    const uint64_t links = uint64_t(c.planes) * c.spines_per_plane * c.leaves_per_plane + uint64_t(c.planes) * c.hosts;
+    if (links > kMaxClosLinks)
+      Fail("clos", "the fabric would have " + std::to_string(links) + " links, more than the " +
+                       std::to_string(kMaxClosLinks) + " mrclab can plan (131,072 hosts on 8 planes have 2,097,152)");
     return c;
   }
 

@@ -16,7 +16,7 @@
 
 namespace mrclab::emulator {
 
-// "FILE: FIELD: REASON" — one line, fit for an SRE's terminal.
+// "FILE: FIELD: REASON" — one line, fit for an SRE's terminal (control characters escaped).
 class LabError : public Error {
  public:
   LabError(std::string file, std::string field, std::string reason);
@@ -58,6 +58,10 @@ struct LinkSpec {
 
 // A link's MTU (bytes of IPv6 packet): the default, and the range a lab may set with `mtu:`.
 inline constexpr uint32_t kDefaultLinkMtu = 1500, kMinLinkMtu = 1280, kMaxLinkMtu = 9216;
+
+// The most links a clos block may generate: twice the paper's 131,072-host, 8-plane fabric
+// (2,097,152 links, ~11 GiB simulated). Beyond it no machine here could even plan the lab.
+inline constexpr uint64_t kMaxClosLinks = uint64_t{1} << 22;
 
 struct LabSpec {
   std::string name;         // [a-z][a-z0-9-]{0,15}

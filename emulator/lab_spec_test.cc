@@ -46,6 +46,9 @@ TEST(LabErrorTest, WhatIsFileFieldReason) {
   EXPECT_EQ(e.file(), "labs/x.yaml");
   EXPECT_EQ(e.field(), "clos.planes");
   EXPECT_EQ(e.reason(), "must be a positive integer");
+  // Whatever a file held (a quoted key with a newline, an escape YAML quotes back), one line.
+  LabError odd("x.yaml", "a\nb", std::string("bad \x01 char\r"));
+  EXPECT_STREQ(odd.what(), "x.yaml: a\\nb: bad \\x01 char\\x0d");
 }
 
 TEST(ParseRateTest, DecimalUnits) {
@@ -295,6 +298,11 @@ TEST(ParseLabErrorTest, ClosLimitsOfTheUsidPlan) {
       "hosts: 131072, hosts_per_leaf: 256}\n",
       "t.yaml");
   EXPECT_EQ(big.clos->hosts, 131072);
+  // A few bytes must not ask for more than any machine can plan: 15 x 1279 x 1279 links.
+  ExpectFieldError(
+      "name: t\nclos: {planes: 15, spines_per_plane: 1279, leaves_per_plane: 1279, "
+      "hosts: 1, hosts_per_leaf: 1}\n",
+      "clos");
 }
 
 TEST(ParseLabErrorTest, PlaneWithNoSpines) {

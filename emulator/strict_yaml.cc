@@ -7,6 +7,10 @@
 #include <cerrno>
 #include <cstring>
 #include <set>
+#include <sstream>
+
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 
 namespace mrclab::emulator {
 namespace {
@@ -21,6 +25,44 @@ std::string KindOfFile(mode_t mode) {
 
 std::string Line(const YAML::Mark& mark) {
   return mark.is_null() ? "(document)" : "line " + std::to_string(mark.line + 1);
+}
+
+// Where each document of a stream starts; nothing else.
+class DocumentStarts : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> marks;
+  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+// Refuses a stream of more than one document. yaml-cpp 0.7 (Debian 12) never ends LoadAll on
+// some malformed streams: at a stray ',' it starts one empty document after another without
+// consuming anything, until memory runs out (jbeder/yaml-cpp#1040, fixed upstream by #1319 in
+// 2024). Counting with the event parser stops at the second document, and a document that
+// starts where the one before it did is the parser stuck on a character it cannot read.
+void CheckOneDocument(const std::string& text, const std::string& source) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  while (starts.marks.size() < 2 && parser.HandleNextDocument(starts)) {
+  }
+  if (starts.marks.size() < 2) return;
+  const YAML::Mark& first = starts.marks[0];
+  const YAML::Mark& second = starts.marks[1];
+  if (second.pos == first.pos) {
+    const std::string at = second.pos >= 0 && static_cast<size_t>(second.pos) < text.size()
+                               ? std::string(" '") + text[second.pos] + "'"
+                               : std::string();
+    throw LabError(source, Line(second), "YAML syntax error: unexpected character" + at);
+  }
+  throw LabError(source, "(document)", "holds more than one YAML document (separated by ---); expected one");
 }
 
 // Duplicate keys and depth, with the field path of what is wrong ("job.collectives[0]").
@@ -82,9 +124,10 @@ std::string ReadInputFile(const std::string& path) {
 }
 
 YAML::Node LoadStrictYaml(const std::string& text, const std::string& source) {
-  std::vector<YAML::Node> documents;
+  YAML::Node document;
   try {
-    documents = YAML::LoadAll(text);
+    CheckOneDocument(text, source);
+    document = YAML::Load(text);
   } catch (const YAML::DeepRecursion& e) {
     throw LabError(source, Line(e.mark), "nested more than " + std::to_string(kMaxYamlDepth) + " levels deep");
   } catch (const YAML::ParserException& e) {
@@ -92,12 +135,8 @@ YAML::Node LoadStrictYaml(const std::string& text, const std::string& source) {
   } catch (const YAML::Exception& e) {
     throw LabError(source, "(document)", std::string("YAML error: ") + e.what());
   }
-  if (documents.size() > 1)
-    throw LabError(source, "(document)", "holds " + std::to_string(documents.size()) +
-                                             " YAML documents (separated by ---); expected one");
-  if (documents.empty()) return YAML::Node();
-  Check(documents.front(), "", 0, source);
-  return documents.front();
+  Check(document, "", 0, source);
+  return document;
 }
 
 }  // namespace mrclab::emulator

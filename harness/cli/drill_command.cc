@@ -29,11 +29,7 @@ int Check(const Scenario& s, const DrillArgs& a) {
   CheckBackendSupport(s, a.options);
   const emulator::BackendKind kind = ChosenBackend(s, a.options);
   const std::string backend(ToString(kind));
-  const std::string lab = a.options.lab.empty() ? s.lab : a.options.lab;
-  emulator::ResolvedLab plan =
-      std::filesystem::exists(lab)
-          ? emulator::Resolve(emulator::ParseLabFile(lab), {.routes = kind == emulator::BackendKind::kNetns})
-          : emulator::netns::LoadDeployedLab(lab);
+  const emulator::ResolvedLab plan = DrillLabPlan(s, a.options);
   const FaultPlan faults = PlanFaults(s, plan);
   std::vector<std::string> lab_hosts;
   for (const auto* h : plan.Hosts()) lab_hosts.push_back(h->name);

@@ -103,6 +103,26 @@ void PrintInspect(const emulator::ResolvedLab& lab, const json& state, const jso
                 (link.b.node + ":" + link.b.interface).c_str(), link.subnet.c_str());
 }
 
+// deploy --check: the lab file and everything deploy checks before it makes anything.
+int CheckDeploy(const std::string& file, bool json_out) {
+  const emulator::ResolvedLab lab = emulator::Resolve(emulator::ParseLabFile(file));
+  nx::Preflight(lab);
+  const nx::MemoryEstimate memory = nx::EstimateMemory(lab);
+  if (json_out) {
+    std::cout << json{{"lab", lab.name}, {"switches", lab.Switches().size()}, {"hosts", lab.Hosts().size()},
+                      {"links", lab.links.size()}, {"planes", lab.planes}, {"memory_needed_bytes", memory.needed},
+                      {"memory_available_bytes", memory.available}}.dump(2)
+              << "\n";
+  } else {
+    std::printf("lab %s is valid and can be deployed here: %zu switches, %zu hosts, %zu links, %d plane(s); "
+                "needs ~%llu MiB of %llu MiB available\n",
+                lab.name.c_str(), lab.Switches().size(), lab.Hosts().size(), lab.links.size(), lab.planes,
+                static_cast<unsigned long long>(memory.needed >> 20),
+                static_cast<unsigned long long>(memory.available >> 20));
+  }
+  return emulator::kExitOk;
+}
+
 int Deploy(const std::string& file, int timeout_s, bool json_out, bool quiet, bool keep_failed = false) {
   const std::string text = emulator::ReadInputFile(file);
   emulator::ResolvedLab lab = emulator::Resolve(emulator::ParseLabText(text, file));
@@ -261,6 +281,8 @@ void AddLabCommands(CLI::App& app, LabArgs& args, int& exit_status) {
     cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");
     cmd->add_flag("--keep-failed", a->keep_failed,
                   "On failure, leave the lab in place for inspection instead of rolling back");
+    cmd->add_flag("--check", a->check,
+                  "Validate the lab file and what deploy checks first (root, FRR, name free, memory); make nothing");
     cmd->footer(
         "Ready means verified: every BGP session Established (bgp mode), every host reaching\n"
         "every other host on every plane, and one uSID path per spine shown to cross it.\n"
@@ -268,7 +290,9 @@ void AddLabCommands(CLI::App& app, LabArgs& args, int& exit_status) {
         "Exit status: 0 ready, 1 not ready before --timeout (or a daemon died), 2 bad lab file or\n"
         "  environment (not root, FRR missing, already deployed, too large), 130 interrupted.\n"
         "Example: mrclab deploy labs/clos2.yaml");
-    cmd->callback(run([a] { return Deploy(a->target, a->timeout_s, a->json, a->quiet, a->keep_failed); }));
+    cmd->callback(run([a] {
+      return a->check ? CheckDeploy(a->target, a->json) : Deploy(a->target, a->timeout_s, a->json, a->quiet, a->keep_failed);
+    }));
   }
   {
     auto* cmd = app.add_subcommand("destroy", "Remove every trace of a lab (works after a crash)");

@@ -22,6 +22,7 @@ struct LabArgs {
   bool json = false;
   bool quiet = false;
   bool keep_failed = false;
+  bool check = false;
 };
 
 void AddLabCommands(CLI::App& app, LabArgs& args, int& exit_status);

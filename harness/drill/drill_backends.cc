@@ -43,6 +43,11 @@ void CheckBackendSupport(const Scenario& s, const DrillOptions& o) {
   if (backend == BackendKind::kNs3) SimulationLabFile(s, o);
 }
 
+emulator::ResolvedLab DrillLabPlan(const Scenario& s, const DrillOptions& o) {
+  if (ChosenBackend(s, o) == BackendKind::kNetns) return NetnsLabPlan(s, o.lab);
+  return emulator::Resolve(emulator::ParseLabFile(SimulationLabFile(s, o)), {.routes = false});
+}
+
 std::unique_ptr<DrillBackend> MakeDrillBackend(const Scenario& s, const DrillOptions& o) {
   if (ChosenBackend(s, o) == BackendKind::kNetns) return MakeNetnsBackend(s, o.lab);
   emulator::sim::Ns3BackendOptions options;

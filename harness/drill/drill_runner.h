@@ -54,6 +54,9 @@ void CheckBackendSupport(const Scenario& scenario, const DrillOptions& options);
 // The backend for the scenario (drill_backends.cc): the netns lab or the ns-3 simulation.
 std::unique_ptr<DrillBackend> MakeDrillBackend(const Scenario& scenario, const DrillOptions& options);
 
+// The plan of the lab the drill would run on, making nothing (--check); the same errors.
+emulator::ResolvedLab DrillLabPlan(const Scenario& scenario, const DrillOptions& options);
+
 // Throws ScenarioError / std::runtime_error for errors (nothing is left applied) and
 // emulator::netns::Interrupted on Ctrl-C (after reverting and cleaning up).
 DrillOutcome RunDrill(const Scenario& scenario, const DrillOptions& options);

@@ -174,12 +174,46 @@ class NetnsBackend : public DrillBackend {
 
 }  // namespace
 
-std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& s, const std::string& lab_override) {
-  const std::string lab = lab_override.empty() ? s.lab : lab_override;
-  const std::string field = lab_override.empty() ? "lab" : "--lab";
+namespace {
+
+// Where a netns drill's lab comes from: a lab file (its text, read strictly) or a deployed lab.
+struct NetnsLab {
+  std::string reference, field;  // as given, and where ("lab" or "--lab")
+  std::optional<std::string> file_text;
+};
+
+NetnsLab FindNetnsLab(const Scenario& s, const std::string& lab_override) {
+  NetnsLab out{lab_override.empty() ? s.lab : lab_override, lab_override.empty() ? "lab" : "--lab", {}};
+  const std::string& lab = out.reference;
   const bool path_like = emulator::IsLabFilePath(lab);
   if (fs::exists(lab) && (path_like || fs::is_regular_file(lab))) {
-    const std::string text = emulator::ReadInputFile(lab);  // refuses FIFOs, devices, huge files
+    try {
+      out.file_text = emulator::ReadInputFile(lab);  // refuses FIFOs, devices, huge files
+    } catch (const emulator::LabError& e) {
+      throw ScenarioError(s.file, out.field, "'" + lab + "' " + e.reason());
+    }
+    return out;
+  }
+  if (path_like) throw ScenarioError(s.file, out.field, "lab file '" + lab + "' does not exist");
+  if (!IsDeployed(lab))
+    throw ScenarioError(s.file, out.field, "'" + lab + "' is neither a lab file nor a deployed lab (mrclab list)");
+  return out;
+}
+
+}  // namespace
+
+emulator::ResolvedLab NetnsLabPlan(const Scenario& s, const std::string& lab_override) {
+  const NetnsLab found = FindNetnsLab(s, lab_override);
+  if (found.file_text) return emulator::Resolve(emulator::ParseLabText(*found.file_text, found.reference));
+  return nx::LoadDeployedLab(found.reference);
+}
+
+std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& s, const std::string& lab_override) {
+  const NetnsLab found = FindNetnsLab(s, lab_override);
+  const std::string& lab = found.reference;
+  const std::string& field = found.field;
+  if (found.file_text) {
+    const std::string& text = *found.file_text;
     emulator::ResolvedLab plan = emulator::Resolve(emulator::ParseLabText(text, lab));
     if (!IsDeployed(plan.name)) return std::make_unique<NetnsBackend>(std::move(plan), text, false);
     emulator::ResolvedLab running = nx::LoadDeployedLab(plan.name);
@@ -193,9 +227,6 @@ std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& s, const std::str
                                              "; destroy it (mrclab destroy " + plan.name + ") or name the deployed lab");
     return std::make_unique<NetnsBackend>(std::move(running), "", true);
   }
-  if (path_like) throw ScenarioError(s.file, field, "lab file '" + lab + "' does not exist");
-  if (!IsDeployed(lab))
-    throw ScenarioError(s.file, field, "'" + lab + "' is neither a lab file nor a deployed lab (mrclab list)");
   if (nx::ReadLabJson(lab).value("state", "") != "ready")
     throw ScenarioError(s.file, field, "lab '" + lab + "' is not ready (mrclab list)");
   return std::make_unique<NetnsBackend>(nx::LoadDeployedLab(lab), "", true);

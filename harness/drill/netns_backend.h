@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "emulator/resolved_lab.h"
 #include "harness/drill/drill_backend.h"
 
 namespace mrclab::harness {
@@ -16,5 +17,8 @@ struct Scenario;
 // where it came from in errors): a deployed lab is reused (and must have the file's plan),
 // otherwise it is deployed by Prepare. Throws ScenarioError naming the field.
 std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& scenario, const std::string& lab_override);
+
+// The plan of that lab, for --check: nothing is deployed. Same errors as MakeNetnsBackend.
+emulator::ResolvedLab NetnsLabPlan(const Scenario& scenario, const std::string& lab_override);
 
 }  // namespace mrclab::harness

@@ -42,7 +42,7 @@ class Fields {
       if (!known.count(key)) {
         std::string names;
         for (const auto& k : known) names += (names.empty() ? "" : ", ") + k;
-        Fail(Field(key), "unknown field (known: " + names + ")");
+        Fail(Field(key), "unknown key (known keys: " + names + ")");
       }
     }
   }

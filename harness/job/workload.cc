@@ -24,6 +24,14 @@ void OnlyRoute(std::vector<mrc::EvRoute>& routes, size_t used, uint16_t source_p
   std::fill(routes.begin(), routes.end(), only);
 }
 
+// The flow key of rank `from`'s QP to rank `to` (SplitMix64 of the three).
+uint64_t FlowKey(uint64_t seed, int from, int to) {
+  uint64_t z = seed * 0x9E3779B97F4A7C15ULL + (static_cast<uint64_t>(from) << 32 | static_cast<uint32_t>(to));
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
 }  // namespace
 
 size_t SourcePortsNeeded(const JobConfig& c, size_t qp_pairs) {
@@ -150,9 +158,13 @@ void Workload::Connect(const emulator::ResolvedLab& lab, const QpConfigFn& qp_co
     first_port += static_cast<uint16_t>(ports_needed / pairs.size());
     std::vector<int> planes;
     for (const auto& e : p.a_to_b) planes.push_back(e.plane);
-    const mrc::QpConfig qc = qp_config(config_.transport, planes, config_.mtu);
-    mrc::Qp& qa = ra.host->binding.context->CreateQp(qc, *ra.cq, *ra.cq);
-    mrc::Qp& qb = rb.host->binding.context->CreateQp(qc, *rb.cq, *rb.cq);
+    // RC's path per direction from the job's seed and the rank pair, not from the QP numbers
+    // (random per run): a run's paths replay with its seed, the same in a lab and in ns-3.
+    mrc::QpConfig qca = qp_config(config_.transport, planes, config_.mtu), qcb = qca;
+    qca.flow_key = FlowKey(config_.seed, a, b);
+    qcb.flow_key = FlowKey(config_.seed, b, a);
+    mrc::Qp& qa = ra.host->binding.context->CreateQp(qca, *ra.cq, *ra.cq);
+    mrc::Qp& qb = rb.host->binding.context->CreateQp(qcb, *rb.cq, *rb.cq);
     qa.Connect(qb.qpn(), qb.config().initial_psn);
     qb.Connect(qa.qpn(), qa.config().initial_psn);
     if (rc) {  // an RC QP sends on one EV only: every route is that EV's, on one source port

@@ -42,8 +42,12 @@ std::optional<size_t> SprayingSelector::Pick(const EvTable& table, Timestamp now
 }
 
 size_t EcmpHashIndex(uint32_t local_qpn, uint32_t remote_qpn, size_t ev_count) {
+  return EcmpHashIndex((static_cast<uint64_t>(local_qpn) << 32) ^ remote_qpn, ev_count);
+}
+
+size_t EcmpHashIndex(uint64_t flow_key, size_t ev_count) {
   if (ev_count == 0) return 0;
-  uint64_t h = (static_cast<uint64_t>(local_qpn) << 32) ^ remote_qpn;
+  uint64_t h = flow_key;
   h ^= h >> 33;
   h *= 0xFF51AFD7ED558CCDULL;
   h ^= h >> 33;

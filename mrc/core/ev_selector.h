@@ -23,5 +23,7 @@ class SprayingSelector {
 };
 
 size_t EcmpHashIndex(uint32_t local_qpn, uint32_t remote_qpn, size_t ev_count);
+// The same for any flow key (QpConfig::flow_key).
+size_t EcmpHashIndex(uint64_t flow_key, size_t ev_count);
 
 }  // namespace mrclab::mrc

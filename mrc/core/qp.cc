@@ -38,7 +38,8 @@ void Qp::Connect(uint32_t remote_qpn, uint32_t remote_initial_psn) {
   const uint64_t rx_start = kPsnOrigin + (remote_initial_psn & kPsnMask);
   rx_.emplace(rx_start, config_.receive_window_packets);
   rc_expected_ = rx_start;
-  rc_ev_index_ = EcmpHashIndex(qpn_, remote_qpn_, evs_.size());
+  rc_ev_index_ = config_.flow_key ? EcmpHashIndex(*config_.flow_key, evs_.size())
+                                  : EcmpHashIndex(qpn_, remote_qpn_, evs_.size());
   state_ = QpState::kReadyToSend;
 }
 

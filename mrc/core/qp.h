@@ -58,6 +58,10 @@ struct QpConfig {
   Duration ack_delay = Duration::Microseconds(5);
   uint32_t max_send_wr = 4096;
   uint32_t initial_psn = 0;            // low 24 bits used
+  // What RC's one path is hashed from, as a NIC hashes a flow onto one UDP source port. None:
+  // the QP numbers, as a real NIC (random keys then give a random path per run). A job sets it
+  // from its seed and rank pair, so its paths replay with the seed, in every world.
+  std::optional<uint64_t> flow_key;
 };
 
 struct WriteRequest {
