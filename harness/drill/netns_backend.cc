@@ -172,10 +172,6 @@ class NetnsBackend : public DrillBackend {
   std::optional<RoutingSnapshot> baseline_;
 };
 
-}  // namespace
-
-namespace {
-
 // Where a netns drill's lab comes from: a lab file (its text, read strictly) or a deployed lab.
 struct NetnsLab {
   std::string reference, field;  // as given, and where ("lab" or "--lab")
