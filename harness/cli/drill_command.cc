@@ -21,7 +21,6 @@ struct DrillArgs {
   DrillOptions options;
   std::string metrics = "127.0.0.1:9464";
   bool json = false, quiet = false, check = false, report = false;
-  bool metrics_given = false;  // --metrics on the command line: that address or an error
 };
 
 // --check: parse the scenario and plan its faults against the lab without touching anything.
@@ -41,7 +40,7 @@ int Check(const Scenario& s, const DrillArgs& a) {
                                    : MachineCheck{};
   // The metrics endpoint: an address asked for must be free; the default falls back to a free port.
   const std::string metrics_problem = a.metrics == "off" ? "" : MetricsBindProblem(a.metrics);
-  if (!metrics_problem.empty() && a.metrics_given)
+  if (!metrics_problem.empty() && !a.options.metrics_free_port_if_taken)
     throw ScenarioError(s.file, "--metrics", a.metrics + " cannot be listened on: " + metrics_problem +
                                                  " (another drill? without --metrics a free port is used)");
   const std::string metrics_line =
@@ -123,14 +122,14 @@ void AddDrillCommand(CLI::App& app, int& exit_status) {
       "Live metrics: curl -s http://127.0.0.1:9464/metrics | grep mrclab_");
   cmd->callback([&exit_status, cmd] {
     const Scenario s = ParseScenarioFile(a.scenario);
-    a.metrics_given = cmd->count("--metrics") > 0;
+    // --metrics on the command line: that address or an error; the default may fall back.
+    a.options.metrics_free_port_if_taken = cmd->count("--metrics") == 0;
     if (!a.backend.empty()) a.options.backend = emulator::ParseBackend(a.backend);
     if (a.check) {
       exit_status = Check(s, a);
       return;
     }
     a.options.metrics_bind = a.metrics == "off" ? "" : a.metrics;
-    a.options.metrics_free_port_if_taken = !a.metrics_given;
     a.options.progress = !a.quiet;
     a.options.summary = !a.json;
     const DrillOutcome out = RunDrill(s, a.options);

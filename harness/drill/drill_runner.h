@@ -40,7 +40,8 @@ struct DrillOutcome {
   // kExitOk every SLO passed, kExitFailed an SLO failed, kExitInconclusive: the machine was the
   // bottleneck during a fault window or the baseline (fidelity.h), or a planned fault window was
   // not reached (verdict.h), so the SLO results cannot judge the fabric (emulator/errors.h).
-  int exit_status = emulator::kExitOk;  std::string run_dir;
+  int exit_status = emulator::kExitOk;
+  std::string run_dir;
   nlohmann::json result;
 };
 

@@ -2,16 +2,10 @@
 
 #include <cstring>
 
+#include "mrc/core/rng.h"
+
 namespace mrclab::harness {
 namespace {
-
-uint64_t Mix(uint64_t x) {  // splitmix64 finaliser
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 bool ChunkIs(const uint32_t* chunk, size_t words, uint32_t first, uint32_t multiplier) {
   for (size_t j = 0; j < words; ++j)
@@ -22,7 +16,7 @@ bool ChunkIs(const uint32_t* chunk, size_t words, uint32_t first, uint32_t multi
 }  // namespace
 
 uint32_t PatternBase(uint64_t seed, uint64_t step, int collective) {
-  return static_cast<uint32_t>(Mix(seed * 0x9e3779b97f4a7c15ULL + step * 131 + collective));
+  return static_cast<uint32_t>(mrc::SplitMix64(seed * 0x9e3779b97f4a7c15ULL + step * 131 + collective));
 }
 
 void FillInput(CollectiveKind kind, uint32_t base, int rank, int ranks, size_t words, uint32_t* data) {
@@ -86,7 +80,7 @@ uint32_t Checksum24(const uint8_t* bytes, size_t length) {
     h ^= h >> 29;
   }
   for (; i < length; ++i) h = (h ^ bytes[i]) * 0x100000001b3ULL;
-  h = Mix(h);
+  h = mrc::SplitMix64(h);
   return static_cast<uint32_t>(h ^ (h >> 24) ^ (h >> 48)) & 0xffffff;
 }
 

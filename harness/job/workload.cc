@@ -7,6 +7,7 @@
 
 #include "harness/job/collective_data.h"
 #include "harness/job/ev_plan.h"
+#include "mrc/core/rng.h"
 
 namespace mrclab::harness {
 namespace {
@@ -24,12 +25,9 @@ void OnlyRoute(std::vector<mrc::EvRoute>& routes, size_t used, uint16_t source_p
   std::fill(routes.begin(), routes.end(), only);
 }
 
-// The flow key of rank `from`'s QP to rank `to` (SplitMix64 of the three).
+// The flow key of rank `from`'s QP to rank `to`.
 uint64_t FlowKey(uint64_t seed, int from, int to) {
-  uint64_t z = seed * 0x9E3779B97F4A7C15ULL + (static_cast<uint64_t>(from) << 32 | static_cast<uint32_t>(to));
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+  return mrc::SplitMix64(seed * 0x9E3779B97F4A7C15ULL + (static_cast<uint64_t>(from) << 32 | static_cast<uint32_t>(to)));
 }
 
 }  // namespace

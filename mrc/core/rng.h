@@ -6,15 +6,19 @@
 
 namespace mrclab::mrc {
 
+// SplitMix64's finaliser: every input bit affects every output bit.
+inline uint64_t SplitMix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
 class Rng {
  public:
   explicit Rng(uint64_t seed) {
     for (auto& s : state_) {
       seed += 0x9E3779B97F4A7C15ULL;
-      uint64_t z = seed;
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-      s = z ^ (z >> 31);
+      s = SplitMix64(seed);
     }
   }
   uint64_t Next() {
