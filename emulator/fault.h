@@ -94,8 +94,8 @@ struct FaultAction {
   uint64_t rate_bps = 0;   // rate: new rate of the link (both ends)
   std::string bgp_mode = "clear";  // bgp_reset: "clear" or "restart"
   // config_change: lines entered in `configure terminal` of the daemon that owns the first
-  // line (ConfigDaemon); revert_lines undo them, or, if empty, the revert restarts the
-  // switch's FRR daemons from their deployed configuration files.
+  // line (ConfigDaemon). The revert enters revert_lines (optional), then reloads the
+  // daemon's configuration saved at apply (frr-reload.py) and checks that nothing differs.
   std::vector<std::string> config_lines;
   std::vector<std::string> revert_lines;
 

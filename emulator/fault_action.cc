@@ -213,8 +213,8 @@ std::string FaultAction::Describe(const ResolvedLab& lab) const {
     case FaultKind::kConfigChange:
       return name + " " + node + " " + (config_lines.empty() ? "?" : ConfigDaemon(config_lines[0])) +
              ": " + JoinLines(config_lines) + " (revert: " +
-             (revert_lines.empty() ? "restart from the deployed configuration"
-                                   : JoinLines(revert_lines)) +
+             (revert_lines.empty() ? "" : JoinLines(revert_lines) + ", then ") +
+             "reload of the configuration saved at apply" +
              ")";
     default:
       break;

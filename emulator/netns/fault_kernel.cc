@@ -60,6 +60,17 @@ void SetLinksUp(const ResolvedLab& lab, const std::set<int>& links, bool up) {
   }
 }
 
+std::set<std::string> AdminDownInterfaces(const std::string& netns, const std::set<std::string>& interfaces) {
+  Fd ns = OpenNetns(netns);
+  const std::map<std::string, LinkCounters> links = RtnlSocket(ns.get()).LinkStats();
+  std::set<std::string> down;
+  for (const std::string& itf : interfaces) {
+    auto it = links.find(itf);
+    if (it == links.end() || !it->second.admin_up) down.insert(itf);
+  }
+  return down;
+}
+
 void AddIngressDrop(const std::string& netns, const std::string& table, const std::string& ifname,
                     int drop_per_10000) {
   const std::string chain = "netdev " + table + " ingress";

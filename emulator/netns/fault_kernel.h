@@ -16,6 +16,9 @@ namespace mrclab::emulator::netns {
 // deploy's (FRR reinstalls the switches' own). Setting a state a link already has is fine.
 void SetLinksUp(const ResolvedLab& lab, const std::set<int>& links, bool up);
 
+// Those of `interfaces` in namespace `netns` that are administratively down (or missing).
+std::set<std::string> AdminDownInterfaces(const std::string& netns, const std::set<std::string>& interfaces);
+
 // Table `netdev <table>` in namespace `netns` with an ingress chain on `ifname` that drops
 // every packet (drop_per_10000 = 10000) or each with probability drop_per_10000 / 10000
 // (`numgen random mod 10000 < N`). One nft transaction: all or nothing.

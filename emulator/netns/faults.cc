@@ -17,6 +17,7 @@
 #include "emulator/netns/fault_journal.h"
 #include "emulator/netns/fault_kernel.h"
 #include "emulator/netns/frr_daemons.h"
+#include "emulator/netns/frr_reload.h"
 #include "emulator/netns/interrupt.h"
 #include "emulator/netns/lab_state.h"
 #include "emulator/netns/link_shaping.h"
@@ -145,10 +146,10 @@ class FaultMeans {
       }
       case FaultKind::kSwitchDown:
         SetLinksUp(lab_, Unheld(DownLinks(lab_, a_)), true);
-        Restart(DaemonsFor(lab_), false);
+        StartUnheld(DaemonsFor(lab_));
         break;
       case FaultKind::kBgpReset:
-        if (a_.bgp_mode == "restart") Restart({"bgpd"}, false);
+        if (a_.bgp_mode == "restart") StartUnheld({"bgpd"});
         break;
       case FaultKind::kConfigChange:
         RestoreConfig();
@@ -165,6 +166,13 @@ class FaultMeans {
     std::set<int> out;
     for (int l : links)
       if (!holds_.down_links.count(l)) out.insert(l);
+    return out;
+  }
+
+  std::vector<std::string> Unheld(const std::vector<std::string>& daemons) const {
+    std::vector<std::string> out;
+    for (const std::string& d : daemons)
+      if (!holds_.Stopped(a_.node, d)) out.push_back(d);
     return out;
   }
 
@@ -222,15 +230,11 @@ class FaultMeans {
   }
 
   // Starts those of `daemons` that no other fault holds stopped, then waits for the switch's
-  // BGP sessions (those no other fault keeps down). With `stop_first`, stops them before.
-  void Restart(const std::vector<std::string>& daemons, bool stop_first) {
+  // BGP sessions (those no other fault keeps down).
+  void StartUnheld(const std::vector<std::string>& daemons) {
     const ResolvedNode& sw = Switch();
-    std::vector<std::string> wanted;
-    for (const std::string& d : daemons)
-      if (!holds_.Stopped(sw.name, d)) wanted.push_back(d);
-    if (stop_first) StopDaemons(paths_, sw, wanted);
     const auto deadline = Clock::now() + kRecoveryTimeout;
-    const std::vector<std::string> started = StartMissingDaemons(lab_, paths_, sw, wanted, deadline);
+    const std::vector<std::string> started = StartMissingDaemons(lab_, paths_, sw, Unheld(daemons), deadline);
     if (lab_.routing != Routing::kBgp || holds_.Stopped(sw.name, "bgpd")) return;
     WaitForSwitchBgp(paths_, sw, SessionsToWaitFor(sw), started, deadline);
   }
@@ -255,44 +259,52 @@ class FaultMeans {
     return commands;
   }
 
-  // The daemons restarted to restore the deployed configuration of the owning daemon: bgpd
-  // and staticd alone; zebra (whose clients depend on it) and bfdd with all of the switch's.
-  std::vector<std::string> RestartSetForConfig() const {
-    const std::string daemon = ConfigDaemon(a_.config_lines.at(0));
-    if (daemon == "bgpd" || daemon == "staticd") return {daemon};
-    return DaemonsFor(lab_);
-  }
+  // Where the daemon's configuration is saved before the lines are entered.
+  std::string SavedConfigDir() const { return paths_.root + "/faults/" + std::to_string(id_); }
+  std::string ConfigDaemonName() const { return ConfigDaemon(a_.config_lines.at(0)); }
 
+  // Saves the owning daemon's running configuration, then enters the lines; a line refused
+  // part-way restores the saved configuration.
   void ApplyConfig() {
-    const std::string daemon = ConfigDaemon(a_.config_lines.at(0));
-    const std::string socket = paths_.NodeDir(a_.node) + "/" + daemon + ".vty";
+    const std::string daemon = ConfigDaemonName();
+    if (std::string problem = FrrReloadProblem(); !problem.empty())
+      throw FaultError(a_.node + ": config_change: " + problem + "; nothing was changed", ErrorKind::kInput);
+    try {
+      SaveRunningConfig(paths_.NodeDir(a_.node), daemon, SavedConfigDir());
+    } catch (const std::exception& e) {
+      std::filesystem::remove_all(SavedConfigDir());
+      throw FaultError(a_.node + ": " + e.what() + "; nothing was changed");
+    }
     const std::vector<std::string> commands = ConfigCommands(a_.config_lines);
     std::vector<VtyReply> replies;
     try {
-      replies = VtyCommands(socket, commands, true);
+      replies = VtyCommands(paths_.NodeDir(a_.node) + "/" + daemon + ".vty", commands, true);
     } catch (const VtyError& e) {
       // Which lines were entered before the connection failed is unknown: restore.
-      std::string undo = UndoPartialConfig(true);
-      throw FaultError(a_.node + ": cannot configure " + daemon + ": " + e.what() + undo);
+      throw FaultError(a_.node + ": cannot configure " + daemon + ": " + e.what() + UndoPartialConfig());
     }
     if (replies.size() == commands.size() && replies.back().status == 0) return;
     const size_t failed = replies.size() - 1;
-    if (failed < 2)
-      throw FaultError(a_.node + ": " + daemon + " refused '" + commands[failed] + "': " +
-                       Trim(replies.back().output));
-    const size_t line = failed - 2;
-    std::string undo = line > 0 ? UndoPartialConfig(false) : "; nothing was changed";
-    throw FaultError(a_.node + ": " + daemon + " refused config_lines[" + std::to_string(line) +
-                         "] '" + a_.config_lines[line] + "': " + Trim(replies.back().output) + undo,
-                     ErrorKind::kInput);
+    const std::string refused = failed < 2 ? "'" + commands[failed] + "'"
+                                           : "config_lines[" + std::to_string(failed - 2) + "] '" +
+                                                 a_.config_lines[failed - 2] + "'";
+    std::string undo = "; nothing was changed";
+    if (failed > 2) {
+      undo = UndoPartialConfig();
+    } else {
+      std::filesystem::remove_all(SavedConfigDir());
+    }
+    throw FaultError(a_.node + ": " + daemon + " refused " + refused + ": " + Trim(replies.back().output) + undo,
+                     failed < 2 ? ErrorKind::kOperation : ErrorKind::kInput);
   }
 
-  // After part of the lines were entered: revert_lines, or (none, or refused) a restart.
-  std::string UndoPartialConfig(bool unknown) {
+  // After part of the lines were entered (or an unknown part): the saved configuration back.
+  std::string UndoPartialConfig() {
     try {
-      if (!unknown && EnterRevertLines()) return "; the lines entered before it were reverted";
-      Restart(RestartSetForConfig(), true);
-      return "; " + a_.node + "'s configuration was restored by restarting its daemons";
+      RestoreConfig();
+      return "; the lines entered before it were undone (the configuration saved before them is back)";
+    } catch (const Interrupted&) {
+      throw;
     } catch (const std::exception& e) {
       undone_ = false;
       return std::string("; restoring the configuration failed too (") + e.what() +
@@ -300,22 +312,65 @@ class FaultMeans {
     }
   }
 
-  // True if every revert line was accepted.
-  bool EnterRevertLines() {
-    if (a_.revert_lines.empty()) return false;
-    const std::string daemon = ConfigDaemon(a_.config_lines.at(0));
+  // Enters the revert lines if any (their result does not matter: the reload that follows puts
+  // back whatever they missed).
+  void EnterRevertLines() {
+    if (a_.revert_lines.empty()) return;
     try {
-      auto replies = VtyCommands(paths_.NodeDir(a_.node) + "/" + daemon + ".vty",
-                                 ConfigCommands(a_.revert_lines), true);
-      return replies.size() == a_.revert_lines.size() + 2 && replies.back().status == 0;
+      VtyCommands(paths_.NodeDir(a_.node) + "/" + ConfigDaemonName() + ".vty", ConfigCommands(a_.revert_lines),
+                  true);
     } catch (const VtyError&) {
-      return false;
     }
   }
 
+  // Puts back the configuration saved at apply with frr-reload.py, then checks that nothing
+  // differs from it, that the switch's links are administratively up (those no other fault
+  // holds down) and that its BGP sessions are Established again.
   void RestoreConfig() {
-    if (EnterRevertLines()) return;
-    Restart(RestartSetForConfig(), true);
+    const std::string daemon = ConfigDaemonName();
+    const std::string dir = SavedConfigDir();
+    const ResolvedNode& sw = Switch();
+    // The configuration is saved before any line is entered: without it none was. A daemon that
+    // another fault keeps stopped starts again from its deployed file when that fault ends.
+    if (!HasSavedConfig(daemon, dir) || holds_.Stopped(sw.name, daemon)) {
+      std::filesystem::remove_all(dir);
+      return;
+    }
+    const auto deadline = Clock::now() + kRecoveryTimeout;
+    // A daemon that a line made exit starts again from its deployed file first.
+    const std::vector<std::string> started = StartMissingDaemons(lab_, paths_, sw, Unheld(DaemonsFor(lab_)), deadline);
+    EnterRevertLines();
+    const std::string node_dir = paths_.NodeDir(sw.name);
+    ReloadConfig(node_dir, daemon, dir);
+    const std::vector<std::string> delta = ConfigDelta(node_dir, daemon, dir);
+    if (!delta.empty()) {
+      std::string lines;
+      for (const std::string& l : delta) lines += (lines.empty() ? "" : "; ") + l;
+      throw FaultError(sw.name + ": " + daemon + " still differs from the configuration saved at apply (" + dir +
+                       "/" + daemon + ".conf); still needed: " + lines);
+    }
+    WaitForLinksUp(sw, deadline);
+    if (lab_.routing == Routing::kBgp && !holds_.Stopped(sw.name, "bgpd"))
+      WaitForSwitchBgp(paths_, sw, SessionsToWaitFor(sw), started, deadline);
+    std::filesystem::remove_all(dir);
+  }
+
+  // Polls until the switch's interfaces are administratively up, except those whose link
+  // another fault holds down; skipped while another config_change on the switch is active.
+  void WaitForLinksUp(const ResolvedNode& sw, Clock::time_point deadline) {
+    if (holds_.reconfigured.count(sw.name)) return;
+    std::set<std::string> wanted;
+    for (const ResolvedInterface& itf : sw.interfaces)
+      if (!holds_.down_links.count(itf.link)) wanted.insert(itf.name);
+    std::set<std::string> down;
+    WaitUntil(deadline, [&] {
+      down = AdminDownInterfaces(sw.netns, wanted);
+      return down.empty();
+    }, [&] {
+      std::string names;
+      for (const std::string& d : down) names += (names.empty() ? "" : ", ") + d;
+      return sw.name + ": interface(s) " + names + " still administratively down after restoring the configuration";
+    });
   }
 
   const ResolvedLab& lab_;

@@ -10,6 +10,8 @@
 //   plane_down     every host port of a plane down (both ends of each host-leaf link)
 //   bgp_reset      `clear bgp *` (clear), or bgpd stopped and started again (restart)
 //   config_change  lines entered in `configure terminal` of one FRR daemon of a switch
+//                  (its running configuration saved first; the revert reloads it with
+//                  frr-reload.py and checks the switch's links and BGP sessions are back)
 //
 // Contract: Apply validates the action (FaultError naming the field and the reason), writes
 // it to the lab's fault journal (/run/mrclab/<lab>/faults.jsonl) BEFORE changing anything,

@@ -9,10 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <stdexcept>
-#include <thread>
 
 #include "emulator/netns/interrupt.h"
 #include "emulator/netns/namespaces.h"
@@ -25,20 +23,6 @@ using Clock = std::chrono::steady_clock;
 
 bool Contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
-}
-
-// Calls `step` with growing pauses (20 ms to 200 ms) until it returns true; throws what
-// `late` says when the deadline passes first. Ctrl-C interrupts.
-void Poll(Clock::time_point deadline, const std::function<bool()>& step,
-          const std::function<std::string()>& late) {
-  auto pause = std::chrono::milliseconds(20);
-  for (;;) {
-    ThrowIfInterrupted();
-    if (step()) return;
-    if (Clock::now() >= deadline) throw std::runtime_error(late());
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(200));
-  }
 }
 
 }  // namespace
@@ -140,7 +124,7 @@ std::vector<std::string> StartMissingDaemons(const ResolvedLab& lab, const LabPa
   Journal journal(paths.journal);
   for (const std::string& daemon : missing) {
     if (daemon != "zebra" && Contains(missing, "zebra"))
-      Poll(deadline, [&] {
+      WaitUntil(deadline, [&] {
         if (RunningDaemon(paths, sw, "zebra").empty())
           throw std::runtime_error(sw.name + ": zebra exited right after its start; see " + dir +
                                    "/zebra.log and zebra.out");
@@ -181,7 +165,7 @@ void WaitForSwitchBgp(const LabPaths& paths, const ResolvedNode& sw,
                       Clock::time_point deadline) {
   const auto start = Clock::now();
   CheckStatus status;
-  Poll(deadline, [&] {
+  WaitUntil(deadline, [&] {
     for (const std::string& daemon : watch)
       if (RunningDaemon(paths, sw, daemon).empty())
         throw std::runtime_error(sw.name + ": " + daemon + " exited after its start; see " +

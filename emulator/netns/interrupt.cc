@@ -2,7 +2,9 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
+#include <thread>
 
 namespace mrclab::emulator::netns {
 namespace {
@@ -42,6 +44,18 @@ ScopedInterruptHandlers::~ScopedInterruptHandlers() {
 
 void ThrowIfInterrupted() {
   if (g_requested.load()) throw Interrupted();
+}
+
+void WaitUntil(std::chrono::steady_clock::time_point deadline, const std::function<bool()>& step,
+               const std::function<std::string()>& late) {
+  auto pause = std::chrono::milliseconds(20);
+  for (;;) {
+    ThrowIfInterrupted();
+    if (step()) return;
+    if (std::chrono::steady_clock::now() >= deadline) throw std::runtime_error(late());
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(200));
+  }
 }
 
 }  // namespace mrclab::emulator::netns

@@ -315,6 +315,7 @@ std::map<std::string, LinkCounters> RtnlSocket::LinkStats() {
     std::string name;
     LinkCounters c;
     c.up = (info->ifi_flags & IFF_LOWER_UP) != 0;
+    c.admin_up = (info->ifi_flags & IFF_UP) != 0;
     ForEachAttr(msg, sizeof(ifinfomsg), [&](const nlattr* attr) {
       switch (mnl_attr_get_type(attr)) {
         case IFLA_IFNAME:

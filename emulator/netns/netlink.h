@@ -26,7 +26,8 @@ class NetlinkError : public std::runtime_error {
 struct LinkCounters {
   uint64_t rx_packets = 0, tx_packets = 0, rx_bytes = 0, tx_bytes = 0;
   uint64_t rx_dropped = 0, tx_dropped = 0;
-  bool up = false;  // operational state (carrier)
+  bool up = false;        // operational state (carrier)
+  bool admin_up = false;  // administrative state (IFF_UP)
 };
 
 struct Seg6LocalCounters {

@@ -9,6 +9,7 @@
 #include "harness/drill/drill_runner.h"
 #include "harness/drill/fault_plan.h"
 #include "harness/drill/job_resources.h"
+#include "harness/drill/netns_backend.h"
 #include "harness/drill/scenario.h"
 #include "harness/telemetry/metrics_exporter.h"
 
@@ -34,6 +35,7 @@ int Check(const Scenario& s, const DrillArgs& a) {
   for (const auto* h : plan.Hosts()) lab_hosts.push_back(h->name);
   const size_t job_hosts = JobHosts(s, lab_hosts).size();
   const std::vector<TransportFootprint> jobs = CheckJobResources(s, plan, kind);
+  if (kind == emulator::BackendKind::kNetns) CheckNetnsFaultTools(s);
   // A real-time lab: what the job asks of this machine (measured once, then cached).
   const MachineCheck machine = kind == emulator::BackendKind::kNetns
                                    ? CheckMachineCapacity(s, plan, !a.json && !a.quiet)

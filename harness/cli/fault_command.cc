@@ -229,7 +229,9 @@ void AddFaultCommand(CLI::App& app, int& exit_status) {
       "  switch_down   SWITCH  its links down, its FRR daemons stopped\n"
       "  plane_down    PLANE   every host port of the plane down\n"
       "  bgp_reset     SWITCH  clear bgp * (--mode clear) or bgpd restarted (--mode restart)\n"
-      "  config_change SWITCH  --config LINE... entered into FRR; --revert-config LINE... undo it\n"
+      "  config_change SWITCH  --config LINE... entered into one FRR daemon; its running\n"
+      "                        configuration is saved first, and revert puts it back\n"
+      "                        (frr-reload.py), after the --revert-config LINE... if any\n"
       "LINK is NODE:INTERFACE (either end, e.g. p0-leaf0:spine0), NODE--NODE or a link index.\n"
       "Faults stay active after the command exits, until reverted or the lab is destroyed.\n"
       "Examples:\n"
@@ -240,12 +242,11 @@ void AddFaultCommand(CLI::App& app, int& exit_status) {
       "  mrclab fault apply clos2 switch_down p0-spine1\n"
       "  mrclab fault apply clos2 plane_down 1\n"
       "  mrclab fault apply clos2 bgp_reset p0-leaf0 --mode restart\n"
-      "  mrclab fault apply clos2 config_change p0-leaf0 --config 'router bgp 4200010000' \\\n"
-      "      --config 'neighbor spine0 shutdown' --revert-config 'router bgp 4200010000' \\\n"
-      "      --revert-config 'no neighbor spine0 shutdown'\n"
+      "  mrclab fault apply clos2 config_change p0-leaf0 --config 'interface spine0' --config shutdown\n"
       "  mrclab fault list clos2\n"
       "  mrclab fault revert clos2 3        # or --all: every active fault, also a crashed drill's\n"
-      "Exit status: 0 done, 1 the operation failed, 2 bad input (also a line FRR refuses).";
+      "Exit status: 0 done, 1 the operation failed (a revert that could not restore: the fault\n"
+      "  stays active, and says what differs), 2 bad input (also a line FRR refuses).";
   fault->footer(help);
   auto run = [&exit_status](std::function<int()> fn) {
     return [&exit_status, fn] { exit_status = Guard(fn); };
@@ -263,8 +264,8 @@ void AddFaultCommand(CLI::App& app, int& exit_status) {
   apply->add_option("--mode", a.mode, "bgp_reset: clear (default) or restart");
   apply->add_option("--config", a.config, "config_change: a configuration line (repeat)");
   apply->add_option("--revert-config", a.revert_config,
-                    "config_change: a line that undoes it (repeat); without: revert restarts the "
-                    "daemon from its deployed configuration");
+                    "config_change: a line that undoes it (repeat), entered before the saved "
+                    "configuration is reloaded (optional)");
   apply->add_flag("--json", a.json, "Machine-readable");
   apply->footer(help);
   apply->callback(run([] { return Apply(a); }));

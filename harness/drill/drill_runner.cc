@@ -9,6 +9,7 @@
 #include "harness/drill/fault_plan.h"
 #include "harness/drill/fidelity_monitor.h"
 #include "harness/drill/job_resources.h"
+#include "harness/drill/netns_backend.h"
 #include "harness/drill/run_recorder.h"
 #include "harness/drill/transport_run.h"
 #include "harness/telemetry/metrics_exporter.h"
@@ -127,6 +128,7 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
   const emulator::ResolvedLab& lab = backend->lab();
   const FaultPlan plan = PlanFaults(s, lab);  // every target checked before anything changes
   CheckJobResources(s, lab, backend->kind());   // and every transport's job fits the machine
+  if (backend->kind() == emulator::BackendKind::kNetns) CheckNetnsFaultTools(s);  // and its tools are here
   const bool real_time = backend->TimeBase() == "unix";
   const MachineCheck machine = real_time ? CheckMachineCapacity(s, lab, o.progress) : MachineCheck{};
   std::vector<TransportSpec> transports;

@@ -11,6 +11,7 @@
 #include "emulator/netns/deploy.h"
 #include "emulator/netns/faults.h"
 #include "emulator/netns/frr_daemons.h"
+#include "emulator/netns/frr_reload.h"
 #include "emulator/netns/interrupt.h"
 #include "emulator/netns/lab_state.h"
 #include "emulator/netns/processes.h"
@@ -202,6 +203,14 @@ emulator::ResolvedLab NetnsLabPlan(const Scenario& s, const std::string& lab_ove
   const NetnsLab found = FindNetnsLab(s, lab_override);
   if (found.file_text) return emulator::Resolve(emulator::ParseLabText(*found.file_text, found.reference));
   return nx::LoadDeployedLab(found.reference);
+}
+
+void CheckNetnsFaultTools(const Scenario& s) {
+  for (size_t i = 0; i < s.faults.size(); ++i) {
+    if (s.faults[i].kind != emulator::FaultKind::kConfigChange) continue;
+    if (const std::string problem = nx::FrrReloadProblem(); !problem.empty())
+      throw ScenarioError(s.file, "faults[" + std::to_string(i) + "].kind", "config_change: " + problem);
+  }
 }
 
 std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& s, const std::string& lab_override) {

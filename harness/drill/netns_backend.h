@@ -21,4 +21,8 @@ std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& scenario, const s
 // The plan of that lab, for --check: nothing is deployed. Same errors as MakeNetnsBackend.
 emulator::ResolvedLab NetnsLabPlan(const Scenario& scenario, const std::string& lab_override);
 
+// The tools this machine needs for the scenario's faults in a lab (frr-reload.py for a
+// config_change); throws ScenarioError naming faults[i].kind and the package to install.
+void CheckNetnsFaultTools(const Scenario& scenario);
+
 }  // namespace mrclab::harness

@@ -59,6 +59,15 @@ def test_frr_missing_is_refused_before_anything_is_made(tmp_path):
     assert_nothing_left("clos2")
 
 
+def test_config_change_without_frr_reload_is_refused_by_check(tmp_path):
+    # A config_change is restored with FRR's frr-reload.py (frr-pythontools): --check says so.
+    env = dict(os.environ, MRCLAB_FRR_DIR=str(tmp_path / "no-frr-here"))
+    out = mrclab("drill", "scenarios/config-change.yaml", "--check", check=False, env=env)
+    assert out.returncode == 2
+    assert "faults[0].kind: config_change:" in out.stderr and "frr-pythontools" in out.stderr, out.stderr
+    assert mrclab("drill", "scenarios/config-change.yaml", "--check").returncode == 0
+
+
 def test_not_root_is_refused(tmp_path):
     out = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                           str(mrclab.__globals__["MRCLAB"]), "deploy", "labs/clos2.yaml"],

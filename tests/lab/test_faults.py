@@ -299,15 +299,41 @@ def test_config_change_and_revert(healthy):
     lab.revert(fid)
     assert line not in lab.running_config("p0-leaf2", "bgpd")
 
-    # No revert lines: the revert restarts zebra (and its clients) from the deployed files.
+    # No revert lines: the revert reloads the configuration saved at apply (frr-reload.py).
+    # A shut interface is the case a restart from the deployed files cannot undo: zebra does
+    # not bring up an interface whose configuration merely lacks "shutdown".
     zebra = lab.pid("p0-leaf2", "zebra")
-    fid = lab.apply("config_change", "p0-leaf2", "--config", "interface spine1",
-                    "--config", " description mrclab-fault-zebra")
-    assert "mrclab-fault-zebra" in lab.running_config("p0-leaf2", "zebra")
-    lab.revert(fid)
-    assert "mrclab-fault-zebra" not in lab.running_config("p0-leaf2", "zebra")
-    assert lab.pid("p0-leaf2", "zebra") != zebra
+    before = lab.running_config("p0-leaf2", "zebra")
+    fid = lab.apply("config_change", "p0-leaf2", "--config", "interface spine1", "--config", " shutdown")
+    assert "UP" not in lab.link_flags("p0-leaf2", "spine1")
+    wait_for(lambda: not lab.established("p0-leaf2", "spine1"), timeout=30,
+             what="the session over the shut interface to go down")
+    assert (STATE / LAB / "faults" / str(fid) / "zebra.conf").is_file(), "saved at apply"
+    lab.revert(fid)  # returns once the link is up and the switch's sessions are Established
+    assert lab.is_up("p0-leaf2", "spine1")
     assert all(lab.established("p0-leaf2", peer) for peer in ("spine0", "spine1"))
+    assert lab.running_config("p0-leaf2", "zebra") == before
+    assert lab.pid("p0-leaf2", "zebra") == zebra, "restored without a restart"
+    assert not (STATE / LAB / "faults" / str(fid)).exists()
+    assert lab.active() == []
+
+
+def test_config_change_revert_that_cannot_restore_fails_and_stays_active(healthy):
+    lab = healthy
+    fid = lab.apply("config_change", "p1-leaf1", "--config", "interface spine0",
+                    "--config", " description mrclab-unrestorable")
+    saved = STATE / LAB / "faults" / str(fid) / "zebra.conf"
+    good = saved.read_text()
+    saved.write_text(good.replace("frr version", "no-such-command here\nfrr version", 1))
+    out = mrclab("fault", "revert", LAB, str(fid), check=False)
+    assert out.returncode == 1, out.stderr
+    assert "could not restore the saved configuration of zebra" in out.stderr, out.stderr
+    assert "it stays active" in out.stderr
+    assert [f["id"] for f in lab.active()] == [fid]
+    saved.write_text(good)
+    lab.revert(fid)
+    assert "mrclab-unrestorable" not in lab.running_config("p1-leaf1", "zebra")
+    assert lab.active() == []
 
 
 def test_refused_config_line_changes_nothing(healthy):

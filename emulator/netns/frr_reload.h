@@ -1,0 +1,37 @@
+// A daemon's running configuration saved before a config_change, and put back afterwards with
+// FRR's own reload tool (frr-reload.py, Debian package frr-pythontools), which computes the
+// commands that turn the running configuration into the saved one ("no shutdown" for a
+// "shutdown", the removal of an added neighbor, ...) and enters them through vtysh.
+//
+//   SaveRunningConfig   vtysh --vty_socket NODE_DIR -c 'show running-config DAEMON'
+//                       -> DIR/DAEMON.conf (written whole, then renamed into place)
+//   ReloadConfig        frr-reload.py --reload --daemon DAEMON ... DIR/DAEMON.conf
+//   ConfigDelta         frr-reload.py --test: the commands still needed ([] = restored)
+//
+// vtysh runs outside the switch's namespace: it only talks to the daemons' vty sockets in the
+// node directory. DIR also holds the vtysh.conf both tools read, so that the machine's own
+// /etc/frr/vtysh.conf plays no part and nothing is written to /etc/frr or /var/log/frr.
+// Each call throws std::runtime_error naming the daemon and what the tool said.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace mrclab::emulator::netns {
+
+// "" when frr-reload.py and vtysh can be run; else why not and which package brings them.
+std::string FrrReloadProblem();
+
+void SaveRunningConfig(const std::string& node_dir, const std::string& daemon, const std::string& dir);
+
+// True once SaveRunningConfig finished for this daemon in dir.
+bool HasSavedConfig(const std::string& daemon, const std::string& dir);
+
+void ReloadConfig(const std::string& node_dir, const std::string& daemon, const std::string& dir);
+
+// The commands that would still be needed to restore the saved configuration, as frr-reload.py
+// --test prints them ("interface spine0 / no shutdown"); empty once the daemon runs it.
+std::vector<std::string> ConfigDelta(const std::string& node_dir, const std::string& daemon,
+                                     const std::string& dir);
+
+}  // namespace mrclab::emulator::netns
