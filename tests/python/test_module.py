@@ -110,7 +110,15 @@ def test_run_drill_from_python(lab, run_drill, tmp_path):
     scenario = tmp_path / "py.yaml"
     scenario.write_text(SHORT_SCENARIO + "faults: [{at: 0.2s, kind: loss, target: p0-leaf0:spine1, rate: 5%, duration: 1s}]\n"
                         "slos: [{slo: no_interruption}, {slo: bytes_lost, max: 0}]\n")
-    result = run_drill(scenario)
+    # A drill this machine starved is inconclusive, never a pass or a fail: try again, and skip
+    # (with the fidelity guard's reasons) only when every attempt was starved.
+    for _ in range(3):
+        result = run_drill(scenario)
+        if result["verdict"] != "inconclusive":
+            break
+    else:
+        pytest.skip("this machine was the bottleneck in every attempt: "
+                    + "; ".join(result["emulation_fidelity"]["reasons"])[:400])
     assert result["verdict"] == "pass" and Path(result["run_dir"], "events.jsonl").exists()
     assert result["transports"][0]["faults"][0]["kind"] == "loss"
 
