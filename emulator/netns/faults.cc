@@ -304,6 +304,7 @@ class FaultMeans {
       RestoreConfig();
       return "; the lines entered before it were undone (the configuration saved before them is back)";
     } catch (const Interrupted&) {
+      undone_ = false;  // the restore stopped part-way: the fault stays active for a revert
       throw;
     } catch (const std::exception& e) {
       undone_ = false;

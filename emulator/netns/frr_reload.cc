@@ -42,6 +42,10 @@ std::string OneLine(const std::string& output) {
   return out.empty() ? "(no output)" : out;
 }
 
+// frr-reload.py logged an error. With --stdout it colours the level name, so a configuration
+// line that merely contains "ERROR" (a description) is not mistaken for one.
+bool LoggedError(const std::string& output) { return output.find("ERROR\033[0m:") != std::string::npos; }
+
 // frr-reload.py on the daemon's configuration; logs go to the captured output, not to
 // /var/log/frr. Returns the exit status.
 int RunReload(const std::string& mode, const std::string& node_dir, const std::string& daemon,
@@ -98,7 +102,7 @@ bool HasSavedConfig(const std::string& daemon, const std::string& dir) {
 void ReloadConfig(const std::string& node_dir, const std::string& daemon, const std::string& dir) {
   std::string output;
   const int status = RunReload("--reload", node_dir, daemon, dir, &output);
-  if (status != 0 || output.find("ERROR") != std::string::npos)
+  if (status != 0 || LoggedError(output))
     throw std::runtime_error("frr-reload.py could not restore the saved configuration of " + daemon + " (" +
                              SavedPath(daemon, dir) + "): " + OneLine(output));
 }
@@ -107,7 +111,7 @@ std::vector<std::string> ConfigDelta(const std::string& node_dir, const std::str
                                      const std::string& dir) {
   std::string output;
   const int status = RunReload("--test", node_dir, daemon, dir, &output);
-  if (status != 0 || output.find("ERROR") != std::string::npos)
+  if (status != 0 || LoggedError(output))
     throw std::runtime_error("frr-reload.py could not compare the configuration of " + daemon +
                              " with the saved one: " + OneLine(output));
   // Sections "Lines To Delete" / "Lines To Add", each underlined, then the commands that would
