@@ -23,14 +23,15 @@ JobFootprint EstimateFootprint(const JobConfig& c, int ports_per_host) {
   // Each QP pair's two ends open one socket per source port they use.
   f.sockets = c.hosts.size() * static_cast<size_t>(ports_per_host) + 2 * f.source_ports;
 
-  // As Workload allocates them: per collective N chunks of the rounded-up chunk size.
+  // As Workload allocates them: per collective N chunks of the rounded-up chunk size (virtual
+  // payload: one chunk, shared by every rank).
   const uint64_t n = static_cast<uint64_t>(f.ranks);
   uint64_t slot_bytes = 0, per_rank = 0, shared = 0;
   for (const auto& spec : c.collectives) {
     const uint64_t chunk = ChunkBytes(spec.bytes, n);
     slot_bytes = std::max(slot_bytes, chunk);
     if (c.payload == PayloadMode::kVirtual)
-      shared += chunk * n;
+      shared += chunk;
     else
       per_rank += chunk * n * (spec.kind == CollectiveKind::kAllToAll ? 2 : 1);
   }

@@ -103,7 +103,7 @@ Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, co
     if (per_chunk > (1u << 30)) throw std::invalid_argument("collective size too large");
     words_.push_back(per_chunk / 4);
     slot_bytes_ = std::max<size_t>(slot_bytes_, per_chunk);
-    if (virtual_payload) shared_input_.emplace_back(words_.back() * n);
+    if (virtual_payload) shared_input_.emplace_back(words_.back());  // one chunk: every send reads it
   }
   for (size_t h = 0; h < config_.hosts.size(); ++h) {
     auto host = std::make_unique<Host>();
@@ -305,6 +305,10 @@ size_t Workload::LandingOffset(int slot) const {
   return config_.payload == PayloadMode::kVirtual ? 0 : static_cast<size_t>(slot) * slot_bytes_;
 }
 
+size_t Workload::InputOffset(size_t c, int chunk) const {
+  return config_.payload == PayloadMode::kVirtual ? 0 : static_cast<size_t>(chunk) * words_[c] * sizeof(uint32_t);
+}
+
 uint64_t Workload::Retransmissions(const Rank& r) const {
   uint64_t total = 0;
   for (const auto& [peer, qp] : r.qp_to) total += qp->stats().retransmissions;
@@ -318,11 +322,11 @@ void Workload::PostSends(Rank& r, size_t phase_index, mrc::Timestamp now) {
   for (const SendOp& s : phase.sends) {
     const Rank& peer = *ranks_[s.peer];
     const auto& input = config_.payload == PayloadMode::kVirtual ? shared_input_[c] : r.data[c];
-    const auto* chunk = reinterpret_cast<const uint8_t*>(input.data() + s.chunk * words_[c]);
+    const auto* chunk = reinterpret_cast<const uint8_t*>(input.data()) + InputOffset(c, s.chunk);
     mrc::WriteRequest wr;
     wr.wr_id = r.step;
     wr.lkey = r.data_mr[c].lkey;
-    wr.local_addr = r.data_mr[c].va + s.chunk * chunk_bytes;
+    wr.local_addr = r.data_mr[c].va + InputOffset(c, s.chunk);
     wr.length = static_cast<uint32_t>(chunk_bytes);
     wr.remote_addr = peer.landing_mr.va + LandingOffset(s.remote_slot);
     wr.rkey = peer.landing_mr.rkey;

@@ -118,6 +118,8 @@ class Workload {
   void VerifyResult(Rank& r, size_t collective, mrc::Timestamp now);
   uint64_t Retransmissions(const Rank& r) const;
   size_t LandingOffset(int slot) const;
+  // Byte offset of chunk `chunk` of collective `c` in a rank's input (0 for virtual payload).
+  size_t InputOffset(size_t c, int chunk) const;
   int NextSlotFrom(Rank& r, int peer) const;
   std::string QpName(const Rank& r, int peer) const;
   void Output(Host& h, WorkloadOutput out);
@@ -126,7 +128,7 @@ class Workload {
   std::vector<CollectiveKind> kinds_;
   StepPlan plan_;
   std::vector<size_t> words_;  // per collective: uint32 words per chunk
-  std::vector<std::vector<uint32_t>> shared_input_;  // PayloadMode::kVirtual: per collective, zeros
+  std::vector<std::vector<uint32_t>> shared_input_;  // PayloadMode::kVirtual: per collective, one chunk of zeros
   size_t slot_bytes_ = 0;
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<Rank>> ranks_;

@@ -17,6 +17,7 @@
 //     (getrusage) when it ended: lab (generate and resolve the plan), fabric (SimFabric: ports,
 //     switches, the FIB of every switch), job (a Context per host, QPs, EV plans), step
 //     (simulate until every rank finished step 0). --stop-after ends the run after a phase.
+//   - While the step runs, a progress line on stderr each minute (simulated time, packet-hops).
 //   - Prints a table, or one JSON object with --json. Exit status 1 if the step did not
 //     complete (a watchdog of 10 simulated seconds) or on a bad argument, 0 otherwise.
 #include <sys/resource.h>
@@ -43,6 +44,7 @@ namespace {
 
 using namespace mrclab;
 using Clock = std::chrono::steady_clock;
+constexpr auto kProgressEvery = std::chrono::seconds(60);  // a progress line on stderr
 
 struct Options {
   int hosts = 1024, planes = 8, hosts_per_leaf = 32, spines_per_plane = 0;
@@ -144,10 +146,20 @@ int main(int argc, char** argv) {
         config.max_steps = 1;
         job = std::make_unique<emulator::sim::SimJob>(
             lab, fabric, config, mrc::FabricQpConfig,
-            [](double deadline, const std::function<bool()>& done) {
+            [&](double deadline, const std::function<bool()>& done) {
+              const auto start = Clock::now();
+              auto next_report = start + kProgressEvery;
               while (!done() && ns3::Simulator::Now().GetSeconds() < deadline) {
                 ns3::Simulator::Stop(ns3::MilliSeconds(1));
                 ns3::Simulator::Run();
+                if (Clock::now() >= next_report) {
+                  next_report += kProgressEvery;
+                  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+                  const uint64_t hops = fabric->PacketHops();
+                  std::fprintf(stderr, "scale bench: step: %.0f s wall, %.1f us simulated, %llu packet-hops (%.0f per wall second)\n",
+                               wall, ns3::Simulator::Now().GetMicroSeconds() * 1.0,
+                               static_cast<unsigned long long>(hops), hops / wall);
+                }
               }
               return done();
             },

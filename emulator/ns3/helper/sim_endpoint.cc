@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "emulator/ns3/model/zero_run.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
@@ -19,9 +20,9 @@ SimEndpoint::SimEndpoint(ns3::Ptr<SimFabric> fabric, std::string host, const std
     : fabric_(std::move(fabric)), host_(std::move(host)), mode_(mode), context_(context), buffer_(kBufferBytes) {
   ns3::UintegerValue nic_buffer;
   fabric_->GetAttribute("HostBufferBytes", nic_buffer);
-  nic_high_water_bytes_ = nic_buffer.Get() / 2;
+  nic_buffer_bytes_ = nic_buffer.Get();
   for (const auto& p : ports) {
-    ports_.push_back({p.plane, ParseIpv6Address(p.local_address)});
+    ports_.push_back({p.plane, ParseIpv6Address(p.local_address), &fabric_->Nic(host_, p.plane)});
     const int plane = p.plane;
     fabric_->SetReceiver(host_, plane, [this, plane](SimPacket&& packet) { OnReceive(plane, std::move(packet)); });
     fabric_->SetOnTxSpace(host_, plane, [this] { Flush(); });
@@ -45,9 +46,9 @@ const SimEndpoint::Port* SimEndpoint::PortOf(int plane) const {
 void SimEndpoint::SetRoutes(uint32_t qpn, const std::vector<mrc::EvRoute>& routes) {
   std::vector<Route> out;
   for (const auto& r : routes) {
-    if (!PortOf(r.plane))
-      throw std::invalid_argument(host_ + " has no port in plane " + std::to_string(r.plane));
-    out.push_back({r.plane, ParseIpv6Address(r.destination),
+    const Port* port = PortOf(r.plane);
+    if (!port) throw std::invalid_argument(host_ + " has no port in plane " + std::to_string(r.plane));
+    out.push_back({port, ParseIpv6Address(r.destination),
                    mode_ == mrc::EvMode::kUdp ? r.udp_source_port : kRoceV2Port});
   }
   routes_[qpn] = std::move(out);
@@ -56,7 +57,7 @@ void SimEndpoint::SetRoutes(uint32_t qpn, const std::vector<mrc::EvRoute>& route
 void SimEndpoint::OnReceive(int plane, SimPacket&& packet) {
   if (!packet.payload) return;  // virtual payload: not for a transport endpoint
   ++stats_.rx_datagrams;
-  context_.OnDatagram(SimNow(), *packet.payload, mrc::DatagramInfo{plane, packet.ecn_ce});
+  context_.OnDatagram(SimNow(), WholePayload(packet, rx_scratch_), mrc::DatagramInfo{plane, packet.ecn_ce});
   if (on_progress_) on_progress_();
   Kick();
 }
@@ -96,15 +97,15 @@ void SimEndpoint::Flush() {
     }
     const Route& route = it->second[tx->ev];
     SimPacket packet;
-    packet.src = PortOf(route.plane)->address;
+    packet.src = route.port->address;
     packet.dst = route.destination;
     packet.src_port = route.src_port;
-    packet.payload_bytes = static_cast<uint32_t>(tx->length);
-    packet.payload = std::make_shared<const std::vector<uint8_t>>(buffer_.begin(), buffer_.begin() + tx->length);
+    SetPayload(packet, {buffer_.data(), tx->length}, fabric_->Payloads());
     ++stats_.tx_datagrams;
-    if (!fabric_->Send(host_, route.plane, std::move(packet))) ++stats_.tx_dropped;
-    // Leave the rest in the transport (its window and pacing) while this NIC is busy.
-    if (fabric_->QueuedBytes(host_, route.plane) >= nic_high_water_bytes_) break;
+    if (route.port->nic->Enqueue(std::move(packet)) == EnqueueResult::kQueueDrop) ++stats_.tx_dropped;
+    // Leave the rest in the transport (its window and pacing) while this NIC is busy: from
+    // half its buffer on, the same mark at which the port calls OnTxSpace when it drains.
+    if (2 * route.port->nic->QueuedBytes() >= nic_buffer_bytes_) break;
   }
   flushing_ = false;
   ArmTimer();

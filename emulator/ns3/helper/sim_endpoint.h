@@ -5,13 +5,14 @@
 //   SimFabric Receiver(host, plane) ─► Context::OnDatagram(now, payload, {plane, ecn_ce})
 //                                      ─► progress hook (the workload polls its CQs) ─► Flush
 //   Flush: Context::PollTransmit ─► EV route (plane, destination, UDP source port) ─► SimPacket
-//          ─► SimFabric::Send(host, plane); stops while the NIC it just used is above half
-//          its buffer, and resumes from SimFabric's OnTxSpace callback
+//          ─► the host's NIC port in that plane (SimFabric::Nic, looked up once); stops while
+//          the NIC it just used is above half its buffer, and resumes from its OnTxSpace callback
 //   timer: one ns-3 event at Context::NextTimeout ─► OnTimeout ─► progress hook ─► Flush
 //
 // Sources: udp mode sends from the port's link address with the EV's UDP source port; srv6
 // mode from the port's uSID address with source port 4791 to the EV's uSID container. The
-// payload is the real datagram (RoCEv2 BTH ... ICRC): every byte is checked where it lands.
+// payload is the real datagram (RoCEv2 BTH ... ICRC), stored without its longest zero run
+// (zero_run.h): the receiver puts the zeros back, and every byte is checked where it lands.
 #pragma once
 
 #include <cstdint>
@@ -56,14 +57,15 @@ class SimEndpoint {
   const SimEndpointStats& stats() const { return stats_; }
 
  private:
-  struct Route {
-    int plane = 0;
-    Ipv6Address destination{};
-    uint16_t src_port = 0;
-  };
   struct Port {
     int plane = 0;
     Ipv6Address address{};
+    SimPort* nic = nullptr;  // the fabric's port for this host and plane
+  };
+  struct Route {
+    const Port* port = nullptr;
+    Ipv6Address destination{};
+    uint16_t src_port = 0;
   };
   void OnReceive(int plane, SimPacket&& packet);
   void OnTimer();
@@ -75,14 +77,15 @@ class SimEndpoint {
   std::string host_;
   mrc::EvMode mode_;
   mrc::Context context_;
-  std::vector<Port> ports_;
+  std::vector<Port> ports_;  // filled once by the constructor: Routes point into it
   std::map<uint32_t, std::vector<Route>> routes_;
   std::function<void()> on_progress_;
   ns3::EventId timer_;
   mrc::Timestamp armed_at_ = mrc::Timestamp::Infinite();
-  uint64_t nic_high_water_bytes_ = 0;  // half the NIC buffer: stop pulling from the core
+  uint64_t nic_buffer_bytes_ = 0;  // from half of it on, stop pulling from the core
   bool flushing_ = false;
-  std::vector<uint8_t> buffer_;
+  std::vector<uint8_t> buffer_;      // the datagram being sent
+  std::vector<uint8_t> rx_scratch_;  // a received datagram with its zero run put back
   SimEndpointStats stats_;
 };
 

@@ -61,8 +61,18 @@ inline constexpr uint64_t LinkAddressKey(uint16_t plane, uint32_t link, uint16_t
   return static_cast<uint64_t>(plane) << 48 | static_cast<uint64_t>(link) << 16 | host_id;
 }
 
+// The entry of `usid` in fib.by_usid, or nullptr.
+inline const FibEntry* FindUsid(const Fib& fib, uint16_t usid) {
+  auto it = fib.by_usid.find(usid);
+  return it == fib.by_usid.end() ? nullptr : &it->second;
+}
+
 // The entry for endpoint host_id of link `link` in plane `plane`, or nullptr (no route).
-inline const FibEntry* LookupLinkAddress(const Fib& fib, uint16_t plane, uint32_t link, uint16_t host_id) {
+// `find_usid(usid)` returns the FIB's entry for a uSID or nullptr: by_usid, or a switch's own
+// faster index of it.
+template <typename FindUsid>
+const FibEntry* LookupLinkAddress(const Fib& fib, uint16_t plane, uint32_t link, uint16_t host_id,
+                                  const FindUsid& find_usid) {
   if (auto it = fib.by_link_address.find(LinkAddressKey(plane, link, host_id)); it != fib.by_link_address.end())
     return &it->second;
   if (!fib.link_owners || link >= fib.link_owners->size()) return nullptr;
@@ -71,11 +81,14 @@ inline const FibEntry* LookupLinkAddress(const Fib& fib, uint16_t plane, uint32_
   const FibEntry* best = nullptr;
   for (uint16_t usid : owner.usid) {
     if (usid == 0) continue;
-    auto it = fib.by_usid.find(usid);
-    if (it == fib.by_usid.end() || it->second.behaviour != Behaviour::kForward) continue;
-    if (best == nullptr || it->second.hops < best->hops) best = &it->second;
+    const FibEntry* entry = find_usid(usid);
+    if (entry == nullptr || entry->behaviour != Behaviour::kForward) continue;
+    if (best == nullptr || entry->hops < best->hops) best = entry;
   }
   return best;
+}
+inline const FibEntry* LookupLinkAddress(const Fib& fib, uint16_t plane, uint32_t link, uint16_t host_id) {
+  return LookupLinkAddress(fib, plane, link, host_id, [&fib](uint16_t usid) { return FindUsid(fib, usid); });
 }
 
 }  // namespace mrclab::emulator::sim

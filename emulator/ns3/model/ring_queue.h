@@ -2,8 +2,9 @@
 // packets in it so that a steady stream of packets allocates nothing: the array only grows (to
 // the next power of two) when it is full, and never shrinks.
 //
-// Contract: Front() and Pop() require !Empty(). Pop() moves the element out and leaves a
-// moved-from T in the slot (released when the slot is next overwritten or by Clear()).
+// Contract: Front(), Pop() and PopBack() require !Empty(), operator[](i) requires i < Size().
+// Pop() and PopBack() move the element out and leave a moved-from T in the slot (released
+// when the slot is next overwritten or by Clear()).
 #pragma once
 
 #include <cassert>
@@ -38,6 +39,21 @@ class RingQueue {
     head_ = (head_ + 1) & (slots_.size() - 1);
     --size_;
     return value;
+  }
+  // The element `i` places behind the oldest (i < Size()).
+  T& operator[](size_t i) {
+    assert(i < size_);
+    return slots_[(head_ + i) & (slots_.size() - 1)];
+  }
+  const T& operator[](size_t i) const {
+    assert(i < size_);
+    return slots_[(head_ + i) & (slots_.size() - 1)];
+  }
+  // Removes and returns the newest element.
+  T PopBack() {
+    assert(!Empty());
+    --size_;
+    return std::move(slots_[(head_ + size_) & (slots_.size() - 1)]);
   }
   // Removes every element (and releases what they hold); keeps the capacity.
   void Clear() {

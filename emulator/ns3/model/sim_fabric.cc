@@ -201,6 +201,8 @@ bool SimFabric::Send(const std::string& host, int plane, SimPacket packet) {
   return HostPortOf(host, plane).nic->Enqueue(std::move(packet)) != EnqueueResult::kQueueDrop;
 }
 
+SimPort& SimFabric::Nic(const std::string& host, int plane) const { return *HostPortOf(host, plane).nic; }
+
 uint64_t SimFabric::QueuedBytes(const std::string& host, int plane) const {
   return HostPortOf(host, plane).nic->QueuedBytes();
 }

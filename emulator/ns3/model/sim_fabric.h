@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "emulator/ns3/model/fabric_routes.h"
+#include "emulator/ns3/model/payload_pool.h"
 #include "emulator/ns3/model/sim_packet.h"
 #include "emulator/ns3/model/sim_port.h"
 #include "emulator/ns3/model/usid_switch.h"
@@ -69,11 +70,16 @@ class SimFabric : public ns3::Object {
   // Queues a packet on the host's NIC in `plane`. False (counted as a queue drop) when the NIC
   // buffer cannot take it; a down NIC takes the packet and drops it (a fault drop).
   bool Send(const std::string& host, int plane, SimPacket packet);
+  // The host's NIC port in `plane` (valid as long as the fabric): what Send and QueuedBytes
+  // use, for a sender that does not want a name lookup per packet.
+  SimPort& Nic(const std::string& host, int plane) const;
   // Bytes queued on the host's NIC in `plane` and not yet serialised.
   uint64_t QueuedBytes(const std::string& host, int plane) const;
-  // Called whenever a packet leaves the NIC and its queue is below half its buffer, so an
+  // Called when the NIC's queue, having reached half its buffer, falls below half again, so an
   // endpoint can pull more from its transport (the callback may call Send).
   void SetOnTxSpace(const std::string& host, int plane, std::function<void()> callback);
+  // Where hosts take their packets' payload buffers (one pool per fabric).
+  PayloadPool& Payloads() { return *payloads_; }
 
   // --- Faults -------------------------------------------------------------------------------
   // Takes a link down (one more fault in force) or reverts one such fault.
@@ -143,7 +149,8 @@ class SimFabric : public ns3::Object {
   std::unordered_map<std::string, int> switch_index_;
   std::vector<std::unique_ptr<HostPort>> host_ports_;
   std::unordered_map<std::string, std::vector<HostPort*>> host_ports_by_name_;  // [plane]
-  std::vector<std::unique_ptr<SimPort>> ports_;  // [2 * link] a->b, [2 * link + 1] b->a
+  std::vector<std::unique_ptr<SimPort>> ports_;
+  std::shared_ptr<PayloadPool> payloads_ = std::make_shared<PayloadPool>();  // [2 * link] a->b, [2 * link + 1] b->a
   std::vector<LinkState> links_;
   std::vector<std::vector<int>> links_of_switch_;
   std::vector<int> switch_down_faults_;

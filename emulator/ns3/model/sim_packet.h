@@ -4,8 +4,11 @@
 //
 // Contract:
 //   - payload_bytes is the UDP payload size that links serialise. When `payload` is set the
-//     sender keeps payload_bytes == payload->size(); a null payload is a virtual one (size
-//     only), which is how benchmarks and bulk traffic avoid allocating bytes they never read.
+//     sender keeps payload_bytes == payload->size() + zero_run_bytes: the bytes are `payload`
+//     with zero_run_bytes zero bytes inserted at zero_run_at (zero_run.h: a datagram of
+//     zeros, as a job with virtual payload sends, travels as its headers and checksum). A null
+//     payload is a virtual one (size only), which is how benchmarks and bulk traffic avoid
+//     allocating bytes they never read.
 //   - WireBytes() is what a port serialises and what buffers account: payload + 40 (IPv6) +
 //     8 (UDP) + 18 (Ethernet header and FCS). Preamble and inter-frame gap are not modelled.
 //   - Switches rewrite `dst` (uSID shift), `ecn_ce` and `hop_limit`; nothing else changes on
@@ -37,6 +40,7 @@ struct SimPacket {
   bool ecn_ce = false;      // Congestion Experienced, set by a port above its ECN threshold
   uint8_t hop_limit = 64;   // IPv6 Hop Limit: every switch decrements it and drops at 0
   std::shared_ptr<const std::vector<uint8_t>> payload;  // may be null: virtual payload
+  uint32_t zero_run_at = 0, zero_run_bytes = 0;         // zero bytes left out of `payload`
 
   // Bytes on the wire: payload_bytes + kFrameOverheadBytes.
   uint32_t WireBytes() const { return payload_bytes + kFrameOverheadBytes; }

@@ -1,21 +1,48 @@
 #include "emulator/ns3/model/sim_port.h"
 
 #include <algorithm>
+#include <cassert>
 #include <stdexcept>
+#include <vector>
 
 #include "ns3/simulator.h"
 
 namespace mrclab::emulator::sim {
+namespace {
+
+int64_t NowSteps() { return ns3::Simulator::Now().GetTimeStep(); }
+
+}  // namespace
 
 SimPort::SimPort(const PortConfig& config, PacketSink* far_end)
     : far_end_(far_end),
       rate_bps_(config.rate_bps),
+      ticks_per_second_(static_cast<uint64_t>(ns3::Seconds(1).GetTimeStep())),
       delay_(config.delay),
       buffer_bytes_(config.buffer_bytes),
       ecn_threshold_bytes_(config.ecn_threshold_bytes),
-      loss_stream_(config.loss_stream),
-      ticks_per_second_(static_cast<uint64_t>(ns3::Seconds(1).GetTimeStep())) {
+      loss_stream_(config.loss_stream) {
   if (rate_bps_ == 0) throw std::invalid_argument("a port needs a positive rate");
+}
+
+void SimPort::Retire(int64_t now) const {
+  while (finished_ < fifo_.Size() && fifo_[finished_].finish <= now) {
+    const uint32_t wire = fifo_[finished_].packet.WireBytes();
+    queued_bytes_ -= wire;
+    ++counters_.tx_packets;
+    counters_.tx_bytes += wire;
+    ++finished_;
+  }
+}
+
+uint64_t SimPort::QueuedBytes() const {
+  Retire(NowSteps());
+  return queued_bytes_;
+}
+
+const PortCounters& SimPort::Counters() const {
+  Retire(NowSteps());
+  return counters_;
 }
 
 EnqueueResult SimPort::Enqueue(SimPacket&& packet) {
@@ -23,6 +50,8 @@ EnqueueResult SimPort::Enqueue(SimPacket&& packet) {
     ++counters_.fault_drops;
     return EnqueueResult::kFaultDrop;
   }
+  const int64_t now = NowSteps();
+  Retire(now);
   const uint32_t wire = packet.WireBytes();
   if (queued_bytes_ + wire > buffer_bytes_) {
     ++counters_.queue_drops;
@@ -32,25 +61,35 @@ EnqueueResult SimPort::Enqueue(SimPacket&& packet) {
     packet.ecn_ce = true;
     ++counters_.ecn_marks;
   }
-  queued_bytes_ += wire;
+  Admit(std::move(packet), now);
   counters_.max_queue_bytes = std::max(counters_.max_queue_bytes, queued_bytes_);
-  queue_.Push(std::move(packet));
-  if (!busy_) StartTransmission();
+  if (on_tx_space_ && 2 * queued_bytes_ >= buffer_bytes_) ArmTxSpace(now);
   return EnqueueResult::kQueued;
+}
+
+void SimPort::Admit(SimPacket&& packet, int64_t now) {
+  const uint32_t wire = packet.WireBytes();
+  const int64_t finish = std::max(now, last_finish_) + SerialisationSteps(wire);
+  last_finish_ = finish;
+  queued_bytes_ += wire;
+  const uint64_t seq = next_seq_++;
+  fifo_.Push({std::move(packet), finish, seq});
+  ns3::Simulator::Schedule(ns3::TimeStep(finish - now) + delay_, &SimPort::Deliver, this, seq);
 }
 
 void SimPort::SetUp(bool up) {
   if (up == up_) return;
   up_ = up;
   if (up) return;
-  ++down_epoch_;
-  if (busy_) {
-    ns3::Simulator::Cancel(transmit_done_);
-    busy_ = false;
-  }
-  counters_.fault_drops += queue_.Size();
-  queue_.Clear();
+  const int64_t now = NowSteps();
+  Retire(now);
+  // The queue, the packet serialising and those on the wire; their Deliver events find
+  // another sequence number at the front and do nothing.
+  counters_.fault_drops += fifo_.Size();
+  fifo_.Clear();
+  finished_ = 0;
   queued_bytes_ = 0;
+  last_finish_ = now;
 }
 
 void SimPort::SetLossRate(double rate) {
@@ -64,40 +103,36 @@ void SimPort::SetLossRate(double rate) {
 
 void SimPort::SetRate(uint64_t bps) {
   if (bps == 0) throw std::invalid_argument("a port needs a positive rate");
+  const int64_t now = NowSteps();
+  Retire(now);
+  // The first unfinished packet started when the one before it finished (by now), so it is
+  // serialising and keeps its timing; the packets behind it are taken back and re-timed.
+  std::vector<SimPacket> waiting;
+  while (fifo_.Size() > finished_ + 1) {
+    Entry e = fifo_.PopBack();
+    queued_bytes_ -= e.packet.WireBytes();
+    waiting.push_back(std::move(e.packet));
+  }
+  last_finish_ = fifo_.Size() > finished_ ? fifo_[finished_].finish : now;
   rate_bps_ = bps;
   serialisation_carry_ = 0;  // a remainder in units of the old rate means nothing now
+  for (auto it = waiting.rbegin(); it != waiting.rend(); ++it) Admit(std::move(*it), now);
 }
 
-ns3::Time SimPort::SerialisationTime(uint32_t wire_bytes) {
+int64_t SimPort::SerialisationSteps(uint32_t wire_bytes) {
   const unsigned __int128 scaled =
       static_cast<unsigned __int128>(wire_bytes) * 8 * ticks_per_second_ + serialisation_carry_;
   serialisation_carry_ = static_cast<uint64_t>(scaled % rate_bps_);
-  return ns3::TimeStep(static_cast<uint64_t>(scaled / rate_bps_));
+  return static_cast<int64_t>(scaled / rate_bps_);
 }
 
-void SimPort::StartTransmission() {
-  busy_ = true;
-  transmit_done_ = ns3::Simulator::Schedule(SerialisationTime(queue_.Front().WireBytes()),
-                                            &SimPort::TransmitDone, this);
-}
-
-void SimPort::TransmitDone() {
-  busy_ = false;
-  SimPacket packet = queue_.Pop();
-  const uint32_t wire = packet.WireBytes();
-  queued_bytes_ -= wire;
-  ++counters_.tx_packets;
-  counters_.tx_bytes += wire;
-  on_wire_.Push({std::move(packet), down_epoch_});
-  ns3::Simulator::Schedule(delay_, &SimPort::Deliver, this);
-  if (!queue_.Empty()) StartTransmission();
-  if (on_tx_space_ && 2 * queued_bytes_ < buffer_bytes_) on_tx_space_();
-}
-
-void SimPort::Deliver() {
-  InFlight arrived = on_wire_.Pop();
-  const bool lost = arrived.epoch != down_epoch_ || blackhole_ ||
-                    (loss_rate_ > 0 && loss_draws_->GetValue() < loss_rate_);
+void SimPort::Deliver(uint64_t seq) {
+  if (fifo_.Empty() || fifo_.Front().seq != seq) return;  // dropped when the port went down
+  Retire(NowSteps());
+  assert(finished_ > 0);
+  Entry arrived = fifo_.Pop();
+  --finished_;
+  const bool lost = blackhole_ || (loss_rate_ > 0 && loss_draws_->GetValue() < loss_rate_);
   if (lost) {
     ++counters_.fault_drops;
     return;
@@ -105,6 +140,39 @@ void SimPort::Deliver() {
   ++counters_.rx_packets;
   counters_.rx_bytes += arrived.packet.WireBytes();
   far_end_->Receive(std::move(arrived.packet));
+}
+
+void SimPort::SetOnTxSpace(std::function<void()> callback) {
+  on_tx_space_ = std::move(callback);
+  if (!on_tx_space_) return;  // (clearing needs no clock: it may run after the simulation)
+  const int64_t now = NowSteps();
+  Retire(now);
+  if (2 * queued_bytes_ >= buffer_bytes_) ArmTxSpace(now);
+}
+
+void SimPort::ArmTxSpace(int64_t now) {
+  if (tx_space_armed_) return;
+  // The end of the serialisation after which less than half the buffer is left.
+  uint64_t left = queued_bytes_;
+  for (size_t i = finished_; i < fifo_.Size(); ++i) {
+    left -= fifo_[i].packet.WireBytes();
+    if (2 * left < buffer_bytes_) {
+      tx_space_armed_ = true;
+      ns3::Simulator::Schedule(ns3::TimeStep(fifo_[i].finish - now), &SimPort::TxSpaceDue, this);
+      return;
+    }
+  }
+}
+
+void SimPort::TxSpaceDue() {
+  tx_space_armed_ = false;
+  const int64_t now = NowSteps();
+  Retire(now);
+  if (2 * queued_bytes_ >= buffer_bytes_) {
+    ArmTxSpace(now);  // more was queued since it was armed
+  } else if (on_tx_space_) {
+    on_tx_space_();
+  }
 }
 
 }  // namespace mrclab::emulator::sim

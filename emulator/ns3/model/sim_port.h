@@ -2,9 +2,10 @@
 // b->a). An output queue in front of a serialiser, a propagation delay behind it, and the far
 // end's ingress faults at the other side:
 //
-//   Enqueue ─► [down? fault drop] ─► [full? tail drop] ─► [ECN mark] ─► FIFO ─► serialise
-//      ─► TransmitDone (event 1) ─► wire (delay) ─► Deliver (event 2) ─► [link went down? /
-//      blackhole? / loss?  fault drop] ─► far end's PacketSink::Receive
+//   Enqueue ─► [down? fault drop] ─► [full? tail drop] ─► [ECN mark] ─► FIFO: its serialisation
+//      is timed at once (it starts when the packet before it ends) ─► Deliver (one event, at
+//      the end of serialisation + delay) ─► [blackhole? / loss? fault drop] ─► far end's
+//      PacketSink::Receive
 //
 // Contract:
 //   - Queue occupancy counts every accepted packet until its last bit is serialised (the one
@@ -14,18 +15,21 @@
 //   - One packet is serialised at a time, taking WireBytes()*8/rate. The remainder of the
 //     division is carried to the next packet, so a saturated port sends at exactly its rate
 //     even though ns-3 time has a resolution (1 ns by default). A rate change applies from the
-//     next packet that starts serialising.
+//     next packet that starts serialising (waiting packets are re-timed).
 //   - A packet reaches the far end `delay` after its serialisation ends. Deliveries happen in
-//     transmission order; two ns-3 events per packet and port (TransmitDone, Deliver), and the
-//     events carry only the port pointer: packets wait in the port's own FIFOs.
-//   - Down: going down drops the queue and the packet being serialised, and every packet still
-//     on the wire is dropped when it would have arrived; while down, everything offered is
-//     dropped. All of these are fault_drops. Coming up starts from an empty queue.
+//     transmission order. One ns-3 event per packet (Deliver, carrying the packet's sequence
+//     number; the packet waits in the port's FIFO): departures are computed, not simulated, as
+//     htsim does, and tx counters and occupancy catch up with the clock when they are read.
+//   - Down: going down drops the queue, the packet being serialised and every packet still on
+//     the wire (fault_drops, counted when it goes down); while down, everything offered is
+//     dropped (fault_drops). Coming up starts from an empty queue.
 //   - Blackhole and loss model the FAR END's ingress: they are applied when a packet arrives
 //     (fault_drops), after its transmission was counted. Loss is a Bernoulli draw per arriving
 //     packet from ns-3 RNG stream `loss_stream` (created when a loss rate is first set), so a
 //     run is reproducible from the ns-3 seed and run number.
 //   - rx_packets/rx_bytes count what the far end received (after blackhole and loss).
+//   - The tx-space callback runs once each time the occupancy, having reached half the buffer
+//     or more, falls below half again (at the end of the serialisation that brings it there).
 //   - The port must outlive the simulator's events that refer to it: keep it alive until
 //     ns3::Simulator::Run() has returned (events are freed by Simulator::Destroy()).
 #pragma once
@@ -72,7 +76,7 @@ struct PortConfig {
 
 enum class EnqueueResult { kQueued, kQueueDrop, kFaultDrop };
 
-class SimPort {
+class alignas(64) SimPort {
  public:
   // `far_end` receives what this port delivers; it must outlive the port's events.
   // Throws std::invalid_argument if the rate is zero.
@@ -98,50 +102,61 @@ class SimPort {
   // The current serialisation rate in bits per second.
   uint64_t Rate() const { return rate_bps_; }
   // Bytes accepted and not yet fully serialised.
-  uint64_t QueuedBytes() const { return queued_bytes_; }
+  uint64_t QueuedBytes() const;
   // The buffer size in bytes.
   uint64_t BufferBytes() const { return buffer_bytes_; }
-  // Called after each packet finishes serialising while the queue is below half the buffer
-  // (after the port has started its next packet), so a sender can refill the queue. The
-  // callback may call Enqueue.
-  void SetOnTxSpace(std::function<void()> callback) { on_tx_space_ = std::move(callback); }
-  // Counters since construction.
-  const PortCounters& Counters() const { return counters_; }
+  // Called when the occupancy falls below half the buffer after reaching half or more (see
+  // the contract), so a sender that stopped at a full queue can refill it. The callback may
+  // call Enqueue.
+  void SetOnTxSpace(std::function<void()> callback);
+  // Counters since construction, up to now.
+  const PortCounters& Counters() const;
 
  private:
-  struct InFlight {
+  // An accepted packet until it is delivered. The FIFO holds, in order, the packets on the
+  // wire (finished_ of them), then the one serialising, then those waiting.
+  struct Entry {
     SimPacket packet;
-    uint32_t epoch = 0;  // down_epoch_ when it left; a later epoch means the link went down
+    int64_t finish = 0;  // ns-3 time step at which its last bit is serialised
+    uint64_t seq = 0;    // the number its Deliver event carries
   };
 
-  void StartTransmission();
-  void TransmitDone();
-  void Deliver();
-  ns3::Time SerialisationTime(uint32_t wire_bytes);
+  // Times the packet's serialisation after the last one, appends it and schedules its delivery.
+  void Admit(SimPacket&& packet, int64_t now);
+  // Moves packets whose serialisation ended by `now` from the queue to the wire.
+  void Retire(int64_t now) const;
+  void Deliver(uint64_t seq);
+  void ArmTxSpace(int64_t now);
+  void TxSpaceDue();
+  int64_t SerialisationSteps(uint32_t wire_bytes);
+
+  // Laid out by use: every packet touches the first two cache lines and the counters'.
+  // Departures are computed at Enqueue; reading the state catches up with the clock (Retire),
+  // hence mutable.
+  mutable RingQueue<Entry> fifo_;
+  mutable size_t finished_ = 0;        // entries at the front of fifo_ that are on the wire
+  mutable uint64_t queued_bytes_ = 0;  // wire bytes of the entries not finished
+  int64_t last_finish_ = 0;            // when the serialiser is free again
 
   PacketSink* far_end_;
   uint64_t rate_bps_;
+  uint64_t serialisation_carry_ = 0;  // remainder of the last division, in 1/rate ticks
+  uint64_t ticks_per_second_;
   ns3::Time delay_;
   uint64_t buffer_bytes_;
   uint64_t ecn_threshold_bytes_;
-  int64_t loss_stream_;
-  uint64_t ticks_per_second_;
-  uint64_t serialisation_carry_ = 0;  // remainder of the last division, in 1/rate ticks
+  uint64_t next_seq_ = 0;
 
   bool up_ = true;
   bool blackhole_ = false;
+  bool tx_space_armed_ = false;  // a TxSpaceDue event is pending
   double loss_rate_ = 0;
-  ns3::Ptr<ns3::UniformRandomVariable> loss_draws_;  // created by the first SetLossRate(> 0)
-
-  RingQueue<SimPacket> queue_;   // waiting; the front is being serialised when busy_
-  RingQueue<InFlight> on_wire_;  // serialised, not yet delivered, in delivery order
-  uint64_t queued_bytes_ = 0;
-  bool busy_ = false;
-  ns3::EventId transmit_done_;
-  uint32_t down_epoch_ = 0;
-
   std::function<void()> on_tx_space_;
-  PortCounters counters_;
+
+  alignas(64) mutable PortCounters counters_;
+
+  int64_t loss_stream_;
+  ns3::Ptr<ns3::UniformRandomVariable> loss_draws_;  // created by the first SetLossRate(> 0)
 };
 
 }  // namespace mrclab::emulator::sim

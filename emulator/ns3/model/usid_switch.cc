@@ -1,6 +1,7 @@
 #include "emulator/ns3/model/usid_switch.h"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 #include "emulator/ns3/model/ecmp_hash.h"
@@ -58,20 +59,40 @@ void UsidSwitch::SetFib(Fib fib) {
   };
   for (const auto& [usid, entry] : fib.by_usid) check(entry);
   for (const auto& [key, entry] : fib.by_link_address) check(entry);
-  std::vector<std::vector<SimPort*>> groups;
-  groups.reserve(fib.groups.size());
+  std::vector<GroupSpan> spans;
+  std::vector<SimPort*> group_ports;
+  spans.reserve(fib.groups.size());
   for (const std::vector<uint16_t>& members : fib.groups) {
-    std::vector<SimPort*>& ports = groups.emplace_back();
+    spans.push_back({static_cast<uint32_t>(group_ports.size()), static_cast<uint32_t>(members.size())});
     for (uint16_t index : members) {
       if (index >= egress_ports_.size()) {
         throw std::out_of_range(name_ + ": FIB group names port " + std::to_string(index) +
                                 " of " + std::to_string(egress_ports_.size()));
       }
-      ports.push_back(egress_ports_[index]);
+      group_ports.push_back(egress_ports_[index]);
     }
   }
   fib_ = std::move(fib);
-  groups_ = std::move(groups);
+  spans_ = std::move(spans);
+  group_ports_ = std::move(group_ports);
+  IndexHomeBlock();
+}
+
+void UsidSwitch::IndexHomeBlock() {
+  std::array<size_t, 16> per_block{};
+  for (const auto& [usid, entry] : fib_.by_usid) ++per_block[usid >> 12];
+  home_block_ = static_cast<uint16_t>(std::max_element(per_block.begin(), per_block.end()) - per_block.begin());
+  home_table_.assign(4096, FibEntry{});
+  for (const auto& [usid, entry] : fib_.by_usid)
+    if (usid >> 12 == home_block_) home_table_[usid & 0xfff] = entry;
+}
+
+const FibEntry* UsidSwitch::FindUsid(uint16_t usid) const {
+  if (usid >> 12 == home_block_) {
+    const FibEntry& entry = home_table_[usid & 0xfff];
+    return entry.behaviour == Behaviour::kNoRoute ? nullptr : &entry;
+  }
+  return sim::FindUsid(fib_, usid);
 }
 
 void UsidSwitch::Receive(SimPacket&& packet) {
@@ -91,12 +112,13 @@ void UsidSwitch::Dispatch(SimPacket&& packet) {
 
 const FibEntry& UsidSwitch::Lookup(const Ipv6Address& dst) const {
   if (InUsidBlock(dst)) {
-    auto it = fib_.by_usid.find(Group16(dst, 4));
-    return it == fib_.by_usid.end() ? kNoEntry : it->second;
+    const FibEntry* entry = FindUsid(Group16(dst, 4));
+    return entry ? *entry : kNoEntry;
   }
   if (IsLinkAddress(dst)) {
     const FibEntry* entry =
-        LookupLinkAddress(fib_, Group16(dst, 2), uint32_t{Group16(dst, 6)} << 16 | Group16(dst, 4), dst[15]);
+        LookupLinkAddress(fib_, Group16(dst, 2), uint32_t{Group16(dst, 6)} << 16 | Group16(dst, 4), dst[15],
+                          [this](uint16_t usid) { return FindUsid(usid); });
     return entry ? *entry : kNoEntry;
   }
   return kNoEntry;
@@ -116,20 +138,21 @@ void UsidSwitch::EndNextCsid(SimPacket&& packet, const FibEntry&) {
 }
 
 void UsidSwitch::Forward(SimPacket&& packet, const FibEntry& entry) {
-  const std::vector<SimPort*>& members = groups_[entry.group];
+  const GroupSpan span = spans_[entry.group];
+  SimPort* const* members = group_ports_.data() + span.first;
   uint32_t up = 0;
-  for (const SimPort* port : members) up += port->IsUp() ? 1 : 0;
+  for (uint32_t i = 0; i < span.size; ++i) up += members[i]->IsUp() ? 1 : 0;
   if (up == 0) {
     ++counters_.no_route_drops;
     return;
   }
   // Hashing is skipped when there is no choice to make.
   uint32_t pick = up == 1 ? 0 : EcmpPick(FlowHash(packet, hash_seed_), up);
-  for (SimPort* port : members) {
-    if (!port->IsUp()) continue;
+  for (uint32_t i = 0; i < span.size; ++i) {
+    if (!members[i]->IsUp()) continue;
     if (pick-- == 0) {
       ++counters_.forwarded;
-      port->Enqueue(std::move(packet));
+      members[i]->Enqueue(std::move(packet));
       return;
     }
   }

@@ -70,6 +70,10 @@ class UsidSwitch : public PacketSink {
 
   void Dispatch(SimPacket&& packet);
   const FibEntry& Lookup(const Ipv6Address& dst) const;
+  // Fills home_table_ from fib_.by_usid.
+  void IndexHomeBlock();
+  // The FIB's entry for a uSID, or nullptr.
+  const FibEntry* FindUsid(uint16_t usid) const;
   void NoRoute(SimPacket&& packet, const FibEntry& entry);
   void EndNextCsid(SimPacket&& packet, const FibEntry& entry);
   void Forward(SimPacket&& packet, const FibEntry& entry);
@@ -79,7 +83,17 @@ class UsidSwitch : public PacketSink {
   uint64_t hash_seed_;
   std::vector<SimPort*> egress_ports_;
   Fib fib_;
-  std::vector<std::vector<SimPort*>> groups_;  // fib_.groups resolved to ports
+  // fib_.by_usid's entries of one uSID block (the top nibble: a plane), indexed by the low 12
+  // bits, kNoRoute where it has none: a lookup reads one array slot, not a hash chain. Entries
+  // of other blocks stay in by_usid.
+  uint16_t home_block_ = 0xffff;
+  std::vector<FibEntry> home_table_;
+  // fib_.groups resolved to ports: group g is group_ports_[spans_[g].first, + spans_[g].size).
+  struct GroupSpan {
+    uint32_t first = 0, size = 0;
+  };
+  std::vector<GroupSpan> spans_;
+  std::vector<SimPort*> group_ports_;
   SwitchCounters counters_;
 };
 

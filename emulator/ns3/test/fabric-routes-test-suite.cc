@@ -48,8 +48,7 @@ std::vector<int> Ports(const Fib& fib, const FibEntry* entry) {
   return {fib.groups[entry->group].begin(), fib.groups[entry->group].end()};
 }
 std::vector<int> UsidPorts(const Fib& fib, uint16_t usid) {
-  auto it = fib.by_usid.find(usid);
-  return Ports(fib, it == fib.by_usid.end() ? nullptr : &it->second);
+  return Ports(fib, FindUsid(fib, usid));
 }
 std::vector<int> AddressPorts(const Fib& fib, uint16_t link, uint16_t host_id) {
   return Ports(fib, LookupLinkAddress(fib, 0, link, host_id));

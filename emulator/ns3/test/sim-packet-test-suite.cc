@@ -1,7 +1,10 @@
-// SimPacket: addresses to and from text, wire size.
+// SimPacket: addresses to and from text, wire size, payloads without their zero runs.
+#include <memory>
 #include <stdexcept>
+#include <vector>
 
 #include "emulator/ns3/model/sim_packet.h"
+#include "emulator/ns3/model/zero_run.h"
 #include "ns3/test.h"
 
 namespace mrclab::emulator::sim {
@@ -49,11 +52,76 @@ class WireBytesTestCase : public ns3::TestCase {
   }
 };
 
+class ZeroRunTestCase : public ns3::TestCase {
+ public:
+  ZeroRunTestCase()
+      : ns3::TestCase("a datagram travels without its longest zero run and comes back byte for byte; "
+                      "short runs travel as bytes") {}
+
+ private:
+  // Sets a payload from `datagram`, checks the stored size, and that WholePayload restores it.
+  void RoundTrip(const std::vector<uint8_t>& datagram, size_t stored_bytes, const char* what) {
+    PayloadPool& pool = *pool_;
+    SimPacket p;
+    SetPayload(p, datagram, pool);
+    NS_TEST_ASSERT_MSG_EQ(p.payload_bytes, datagram.size(), what << ": payload_bytes is the whole size");
+    NS_TEST_ASSERT_MSG_EQ(p.payload->size(), stored_bytes, what << ": stored bytes");
+    NS_TEST_ASSERT_MSG_EQ(p.payload->size() + p.zero_run_bytes, datagram.size(), what << ": sizes add up");
+    std::vector<uint8_t> scratch;
+    const std::span<const uint8_t> whole = WholePayload(p, scratch);
+    const bool same = std::vector<uint8_t>(whole.begin(), whole.end()) == datagram;
+    NS_TEST_ASSERT_MSG_EQ(same, true, what << ": byte for byte");
+  }
+
+  void DoRun() override {
+    pool_ = std::make_shared<PayloadPool>();
+    // Headers, 4096 zeros, a 4-byte checksum: 60 + 4 bytes are stored.
+    std::vector<uint8_t> datagram(60 + 4096 + 4, 0);
+    for (size_t i = 0; i < 60; ++i) datagram[i] = static_cast<uint8_t>(i + 1);
+    for (size_t i = 0; i < 4; ++i) datagram[60 + 4096 + i] = 0xa0;
+    datagram[10] = 0;  // a short run inside the headers is not the longest
+    const ZeroRun run = LongestZeroRun(datagram);
+    NS_TEST_ASSERT_MSG_EQ(run.at, 60u, "run start");
+    NS_TEST_ASSERT_MSG_EQ(run.bytes, 4096u, "run length");
+    RoundTrip(datagram, 64, "zeros between headers and checksum");
+
+    // Odd offsets and lengths (word-wise scanning must not skip or overrun a byte).
+    for (size_t start : {0, 1, 7, 9, 13}) {
+      for (size_t len : {64, 65, 71, 200}) {
+        std::vector<uint8_t> d(start + len + 3, 0x55);
+        std::fill_n(d.begin() + static_cast<std::ptrdiff_t>(start), len, 0);
+        const ZeroRun r = LongestZeroRun(d);
+        NS_TEST_ASSERT_MSG_EQ(r.at, start, "start " << start << " len " << len);
+        NS_TEST_ASSERT_MSG_EQ(r.bytes, len, "start " << start << " len " << len);
+        RoundTrip(d, start + 3, "odd run");
+      }
+    }
+    // A run at the very end, and a datagram of nothing but zeros.
+    std::vector<uint8_t> tail(100, 0);
+    tail[0] = 9;
+    RoundTrip(tail, 1, "run at the end");
+    RoundTrip(std::vector<uint8_t>(300, 0), 0, "all zeros");
+    // Real payload: no long run, stored whole.
+    std::vector<uint8_t> real(1000);
+    for (size_t i = 0; i < real.size(); ++i) real[i] = static_cast<uint8_t>(i * 7 + 1);
+    real[500] = real[501] = 0;
+    NS_TEST_ASSERT_MSG_EQ(LongestZeroRun(real).bytes, 2u, "a 2-byte run");
+    RoundTrip(real, 1000, "short run stays");
+    NS_TEST_ASSERT_MSG_EQ(LongestZeroRun(std::vector<uint8_t>(50, 1)).bytes, 0u, "no zero byte");
+    // Buffers return to the pool when the last packet holding them is gone.
+    const bool recycled = pool_->FreeBuffers() > 0;
+    NS_TEST_ASSERT_MSG_EQ(recycled, true, "buffers recycled");
+  }
+
+  std::shared_ptr<PayloadPool> pool_;
+};
+
 class SimPacketTestSuite : public ns3::TestSuite {
  public:
   SimPacketTestSuite() : ns3::TestSuite("mrclab-sim-packet", UNIT) {
     AddTestCase(new AddressTextTestCase, QUICK);
     AddTestCase(new WireBytesTestCase, QUICK);
+    AddTestCase(new ZeroRunTestCase, QUICK);
   }
 };
 

@@ -185,6 +185,37 @@ class DownTestCase : public ns3::TestCase {
   }
 };
 
+class DownUpQuicklyTestCase : public ns3::TestCase {
+ public:
+  DownUpQuicklyTestCase()
+      : ns3::TestCase("a port that comes back up before its dropped packets would have arrived "
+                      "delivers only what it took since, on time") {}
+
+ private:
+  void DoRun() override {
+    CollectingSink sink;
+    // 1250 bytes: 10 us serialisation, 100 us on the wire.
+    SimPort port(Config(1'000'000'000, MicroSeconds(100), 1'000'000), &sink);
+    for (uint16_t i = 0; i < 5; ++i) port.Enqueue(Sized(1250, i));  // would arrive at 110..150 us
+    Simulator::Schedule(MicroSeconds(15), [&] { port.SetUp(false); });
+    Simulator::Schedule(MicroSeconds(16), [&] {
+      port.SetUp(true);
+      port.Enqueue(Sized(1250, 7));  // 16 + 10 + 100 us
+      port.Enqueue(Sized(1250, 8));  // 26 + 10 + 100 us
+    });
+    Simulator::Run();
+    NS_TEST_ASSERT_MSG_EQ(sink.arrivals.size(), 2u, "only the packets taken after coming up");
+    NS_TEST_ASSERT_MSG_EQ(sink.arrivals[0].packet.src_port, 7u, "packet 7");
+    NS_TEST_ASSERT_MSG_EQ(sink.arrivals[0].at, MicroSeconds(126), "packet 7 on time");
+    NS_TEST_ASSERT_MSG_EQ(sink.arrivals[1].packet.src_port, 8u, "packet 8");
+    NS_TEST_ASSERT_MSG_EQ(sink.arrivals[1].at, MicroSeconds(136), "packet 8 on time");
+    const PortCounters& c = port.Counters();
+    NS_TEST_ASSERT_MSG_EQ(c.fault_drops, 5u, "1 on the wire + 1 serialising + 3 queued");
+    NS_TEST_ASSERT_MSG_EQ(c.tx_packets, 3u, "packets 0, 7 and 8 were serialised");
+    Simulator::Destroy();
+  }
+};
+
 // Delivered ids of 4000 packets through a port losing `rate` with RNG stream `stream`.
 std::vector<uint16_t> LossyRun(int64_t stream, double rate, uint64_t* fault_drops) {
   CollectingSink sink;
@@ -247,7 +278,7 @@ class IngressFaultsTestCase : public ns3::TestCase {
 class TxSpaceTestCase : public ns3::TestCase {
  public:
   TxSpaceTestCase()
-      : ns3::TestCase("the tx-space callback runs after each departure below half the buffer "
+      : ns3::TestCase("the tx-space callback runs once when the queue falls below half the buffer "
                       "and may refill the queue") {}
 
  private:
@@ -255,13 +286,14 @@ class TxSpaceTestCase : public ns3::TestCase {
     {
       CollectingSink sink;
       SimPort port(Config(1'000'000'000, MicroSeconds(1), 10 * 1066), &sink);
-      int calls = 0;
-      port.SetOnTxSpace([&] { ++calls; });
+      std::vector<ns3::Time> calls;
+      port.SetOnTxSpace([&] { calls.push_back(Simulator::Now()); });
       for (int i = 0; i < 10; ++i) port.Enqueue(Sized(1066));
       Simulator::Run();
       Simulator::Destroy();
-      // After k departures 10 - k packets remain: below half for k = 6..10.
-      NS_TEST_ASSERT_MSG_EQ(calls, 5, "called below half only");
+      // 1066 bytes take 8528 ns. After k departures 10 - k packets remain: below half from k = 6.
+      NS_TEST_ASSERT_MSG_EQ(calls.size(), 1u, "called once, when it falls below half");
+      NS_TEST_ASSERT_MSG_EQ(calls.at(0), NanoSeconds(6 * 8528), "at the end of the sixth departure");
     }
     CollectingSink sink;
     SimPort port(Config(1'000'000'000, MicroSeconds(1), 10 * 1066), &sink);
@@ -289,6 +321,7 @@ class SimPortTestSuite : public ns3::TestSuite {
     AddTestCase(new EcnTestCase, QUICK);
     AddTestCase(new TailDropTestCase, QUICK);
     AddTestCase(new DownTestCase, QUICK);
+    AddTestCase(new DownUpQuicklyTestCase, QUICK);
     AddTestCase(new IngressFaultsTestCase, QUICK);
     AddTestCase(new TxSpaceTestCase, QUICK);
   }

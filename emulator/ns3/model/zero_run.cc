@@ -1,0 +1,61 @@
+#include "emulator/ns3/model/zero_run.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace mrclab::emulator::sim {
+namespace {
+
+uint64_t Word(const uint8_t* p) {
+  uint64_t w;
+  std::memcpy(&w, p, sizeof w);
+  return w;
+}
+
+// Whether any byte of `w` is zero (the classic bit trick).
+bool HasZeroByte(uint64_t w) { return ((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull) != 0; }
+
+}  // namespace
+
+ZeroRun LongestZeroRun(std::span<const uint8_t> bytes) {
+  const uint8_t* p = bytes.data();
+  const size_t n = bytes.size();
+  ZeroRun best;
+  size_t i = 0;
+  while (i < n) {
+    // Skip words without a zero byte, then bytes that are not zero.
+    while (i + 8 <= n && !HasZeroByte(Word(p + i))) i += 8;
+    while (i < n && p[i] != 0) ++i;
+    if (i == n) break;
+    size_t j = i;
+    while (j < n && (j & 7) != 0 && p[j] == 0) ++j;
+    while (j + 8 <= n && Word(p + j) == 0) j += 8;
+    while (j < n && p[j] == 0) ++j;
+    if (j - i > best.bytes) best = {static_cast<uint32_t>(i), static_cast<uint32_t>(j - i)};
+    i = j;
+  }
+  return best;
+}
+
+void SetPayload(SimPacket& packet, std::span<const uint8_t> datagram, PayloadPool& pool) {
+  packet.payload_bytes = static_cast<uint32_t>(datagram.size());
+  ZeroRun run = LongestZeroRun(datagram);
+  if (run.bytes < kMinZeroRunBytes) run = {};
+  packet.zero_run_at = run.at;
+  packet.zero_run_bytes = run.bytes;
+  packet.payload = pool.Copy(datagram.first(run.at), datagram.subspan(run.at + run.bytes));
+}
+
+std::span<const uint8_t> WholePayload(const SimPacket& packet, std::vector<uint8_t>& scratch) {
+  const std::vector<uint8_t>& stored = *packet.payload;
+  if (packet.zero_run_bytes == 0) return stored;
+  const size_t at = packet.zero_run_at;
+  scratch.resize(stored.size() + packet.zero_run_bytes);
+  std::copy(stored.begin(), stored.begin() + static_cast<std::ptrdiff_t>(at), scratch.begin());
+  std::fill_n(scratch.begin() + static_cast<std::ptrdiff_t>(at), packet.zero_run_bytes, 0);
+  std::copy(stored.begin() + static_cast<std::ptrdiff_t>(at), stored.end(),
+            scratch.begin() + static_cast<std::ptrdiff_t>(at + packet.zero_run_bytes));
+  return scratch;
+}
+
+}  // namespace mrclab::emulator::sim
