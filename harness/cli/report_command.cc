@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <cstdlib>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -74,7 +75,14 @@ void AddPassThrough(CLI::App& app, const char* name, const char* script, const c
   cmd->allow_extras();
   cmd->footer(usage);
   const std::string path = std::string(MRCLAB_SOURCE_DIR) + "/reports/" + script;
-  cmd->callback([cmd, path, &exit_status] { exit_status = RunPython(path, cmd->remaining()); });
+  cmd->callback([cmd, path, name, &exit_status] {
+    // The script runs drills with this very binary, and names the command as it was typed.
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) setenv("MRCLAB", self.c_str(), 1);
+    setenv("MRCLAB_COMMAND", (std::string("mrclab ") + name).c_str(), 1);
+    exit_status = RunPython(path, cmd->remaining());
+  });
 }
 
 }  // namespace
@@ -89,6 +97,10 @@ void AddReportCommands(CLI::App& app, int& exit_status) {
                  "worse; writes compare.html and compare.md",
                  "Usage: mrclab compare RUN_A RUN_B ... [--out DIR]   (mrclab compare --help for details)",
                  exit_status);
+  AddPassThrough(app, "study", "study.py",
+                 "Run a study at cluster scale in simulation (simulated drills over a generated fabric) and write "
+                 "its table and plot to reports/studies/",
+                 "Usage: mrclab study NAME [options]   (mrclab study --help lists the studies)", exit_status);
 }
 
 }  // namespace mrclab::harness

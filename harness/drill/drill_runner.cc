@@ -33,6 +33,8 @@ json RunJson(const TransportRun& run, const Scenario& s) {
           {"transport", mrc::ToString(run.transport.transport)},
           {"ev_mode", mrc::ToString(run.transport.ev_mode)},
           {"evs", run.transport.evs},
+          {"qps_per_peer", run.transport.qps_per_peer},
+          {"min_active", run.transport.min_active ? json(*run.transport.min_active) : json(nullptr)},
           {"job", {{"state", ToString(run.job.state)}, {"reason", run.job.reason}, {"steps", run.job.steps},
                    {"bytes_verified", run.job.bytes_verified}, {"bytes_lost", run.job.bytes_bad},
                    {"retransmissions", run.job.retransmissions}, {"seconds", run.job.seconds}}},

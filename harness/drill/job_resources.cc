@@ -7,6 +7,7 @@
 #include "emulator/host_machine.h"
 #include "emulator/netns/interrupt.h"
 #include "harness/drill/capacity_probe.h"
+#include "harness/job/collective_plan.h"
 #include "harness/job/workload.h"
 #include "mrc/core/wire.h"
 
@@ -45,6 +46,8 @@ JobConfig MakeJobConfig(const Scenario& s, const emulator::ResolvedLab& lab, con
   c.transport = t.transport;
   c.ev_mode = t.ev_mode;
   c.evs_per_qp = t.evs;
+  c.qps_per_peer = t.qps_per_peer;
+  c.min_active = t.min_active;
   c.collectives = s.job.collectives;
   c.compute_seconds = s.job.compute_seconds;
   c.step_timeout_seconds = s.job.step_timeout_seconds;
@@ -72,7 +75,15 @@ std::vector<TransportFootprint> CheckJobResources(const Scenario& s, const emula
   for (size_t i = 0; i < s.transports.size(); ++i) {
     const TransportSpec& t = s.transports[i];
     const std::string field = "transports[" + std::to_string(i) + "]";
-    const JobFootprint f = EstimateFootprint(MakeJobConfig(s, lab, t), ports_per_host);
+    const JobConfig job = MakeJobConfig(s, lab, t);
+    const JobFootprint f = EstimateFootprint(job, ports_per_host);
+    for (const auto& c : job.collectives)
+      if (ChunkBytes(c.bytes, f.ranks) < 4 * static_cast<uint64_t>(t.qps_per_peer))
+        throw ScenarioError(s.file, field + ".qps_per_peer",
+                            std::to_string(t.qps_per_peer) + " QPs per peer split each chunk in as many pieces of " +
+                                "4 bytes or more, and a " + std::to_string(c.bytes) + "-byte collective over " +
+                                std::to_string(f.ranks) + " ranks has chunks of " +
+                                std::to_string(ChunkBytes(c.bytes, f.ranks)) + " bytes; use fewer QPs or a larger size");
     if (f.source_ports > kMaxSourcePorts)
       throw ScenarioError(s.file, field + ".evs",
                           "udp EVs need " + std::to_string(f.source_ports) + " source ports (" +

@@ -171,7 +171,7 @@ TransportSpec ParseTransport(const std::string& file, const std::string& path, c
     t.transport = name == "rc" ? mrc::TransportMode::kRc : mrc::TransportMode::kMrc;
     return t;
   }
-  Fields f(file, path, node, {"name", "transport", "ev_mode", "evs"});
+  Fields f(file, path, node, {"name", "transport", "ev_mode", "evs", "qps_per_peer", "min_active"});
   const std::string transport = f.String("transport", "mrc");
   if (transport != "mrc" && transport != "rc") f.Fail(f.Field("transport"), "expected mrc or rc");
   t.transport = transport == "rc" ? mrc::TransportMode::kRc : mrc::TransportMode::kMrc;
@@ -180,6 +180,8 @@ TransportSpec ParseTransport(const std::string& file, const std::string& path, c
   if (!mode) f.Fail(f.Field("ev_mode"), "expected srv6 or udp");
   t.ev_mode = *mode;
   t.evs = f.Int("evs", t.evs, 1, 256);
+  t.qps_per_peer = f.Int("qps_per_peer", t.qps_per_peer, 1, kMaxQpsPerPeer);
+  if (f.Has("min_active")) t.min_active = f.Int("min_active", 1, 0, t.evs);
   return t;
 }
 

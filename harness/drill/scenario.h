@@ -24,6 +24,8 @@ struct TransportSpec {
   mrc::TransportMode transport = mrc::TransportMode::kMrc;
   mrc::EvMode ev_mode = mrc::EvMode::kSrv6;
   int evs = 32;
+  int qps_per_peer = 1;  // JobConfig::qps_per_peer
+  std::optional<int> min_active;  // JobConfig::min_active
 };
 
 // The time scale of the transport's timers (mrc/core/qp_presets.h): realtime (ms, what a

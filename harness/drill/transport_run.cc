@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "emulator/netns/interrupt.h"
 #include "harness/drill/job_resources.h"
 #include "harness/telemetry/metrics_exporter.h"
 #include "mrc/asio/perf.h"
@@ -167,6 +168,14 @@ TransportRun RunTransport(const TransportRunContext& ctx, const TransportSpec& t
     metrics->Retransmissions(name, total);
   };
   double next_sample = backend.Now();
+  // A backend checks `done` often (a simulation every millisecond of simulated time, which at
+  // scale can take seconds); Ctrl-C and SIGTERM stop it there.
+  auto interruptible = [](const std::function<bool()>& done) {
+    return [&done] {
+      emulator::netns::ThrowIfInterrupted();
+      return done();
+    };
+  };
   // Lets the backend's time pass until done() or `deadline`, sampling on the way.
   auto run_until = [&](double deadline, const std::function<bool()>& done) {
     for (;;) {
@@ -179,7 +188,7 @@ TransportRun RunTransport(const TransportRunContext& ctx, const TransportSpec& t
         next_sample = backend.Now() + kSampleEverySeconds;
       }
       const double until = std::min(deadline, next_sample);
-      if (backend.RunUntil(until, done)) return true;
+      if (backend.RunUntil(until, interruptible(done))) return true;
       if (until >= deadline) return false;  // RunUntil returned false: the clock reached it
     }
   };
@@ -187,9 +196,9 @@ TransportRun RunTransport(const TransportRunContext& ctx, const TransportSpec& t
   ctx.recorder.Event({{"type", "job_state"}, {"job", name}, {"state", "running"}, {"ranks", job->ranks()}});
   if (metrics) metrics->JobState(name, "running");
   if (ctx.progress)
-    std::fprintf(stderr, "%s: %d ranks, %s over %s EVs (%d per QP)\n", name.c_str(), job->ranks(),
-                 std::string(mrc::ToString(transport.transport)).c_str(),
-                 std::string(mrc::ToString(transport.ev_mode)).c_str(), transport.evs);
+    std::fprintf(stderr, "%s: %d ranks, %s over %s EVs (%d per QP, %d QP(s) per peer)\n", name.c_str(),
+                 job->ranks(), std::string(mrc::ToString(transport.transport)).c_str(),
+                 std::string(mrc::ToString(transport.ev_mode)).c_str(), transport.evs, transport.qps_per_peer);
   {
     FaultExecutor faults(ctx, *job, run);
     run.started = backend.Now();
@@ -232,10 +241,13 @@ TransportRun RunTransport(const TransportRunContext& ctx, const TransportSpec& t
     }
     faults.RevertAll();
     faults_active.store(0);
+    // The run's last per-EV counters (a simulated drill is often over within a second).
+    next_ev_sample = next_sample = backend.Now();
+    run_until(backend.Now(), [] { return true; });
     job->RequestStop();
     // The stop takes effect after the current step; an interrupted or hung job ends on its own
     // watchdog within step_timeout.
-    backend.RunUntil(backend.Now() + job_timeout + 5, [&] { return !running(); });
+    backend.RunUntil(backend.Now() + job_timeout + 5, interruptible([&] { return !running(); }));
     run.job = job->Wait();
   }
   run.ended = backend.Now();

@@ -6,6 +6,7 @@
 
 #include "harness/job/collective_data.h"
 #include "harness/job/collective_plan.h"
+#include "harness/job/workload.h"
 
 namespace mrclab::harness {
 namespace {
@@ -128,6 +129,26 @@ TEST(CollectiveData, ChecksumSeesEveryByte) {
     b[i] ^= 0x40;
     EXPECT_NE(Checksum24(b.data(), b.size()), h) << i;
   }
+}
+
+// qps_per_peer: a chunk's pieces, one per QP, cover it exactly, in order, in whole words.
+TEST(ChunkPieces, CoverTheChunkInOrderInWholeWords) {
+  for (size_t words : {1u, 5u, 64u, 1000u, 262144u})
+    for (int pieces : {1, 2, 3, 8, 64}) {
+      if (words < static_cast<size_t>(pieces)) continue;
+      size_t next = 0, smallest = SIZE_MAX, largest = 0;
+      for (int i = 0; i < pieces; ++i) {
+        const Piece p = PieceOf(words, pieces, i);
+        EXPECT_EQ(p.offset, next) << words << "/" << pieces << " piece " << i;
+        EXPECT_EQ(p.bytes % 4, 0u);
+        EXPECT_GT(p.bytes, 0u);
+        next = p.offset + p.bytes;
+        smallest = std::min(smallest, p.bytes);
+        largest = std::max(largest, p.bytes);
+      }
+      EXPECT_EQ(next, 4 * words) << words << "/" << pieces;
+      EXPECT_LE(largest - smallest, 4u) << "pieces differ by one word at most";
+    }
 }
 
 }  // namespace

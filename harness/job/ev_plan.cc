@@ -22,6 +22,16 @@ std::string LeafOf(const ResolvedNode& host, int plane) {
   return {};
 }
 
+// Where a host pair's EVs start in each plane's list of spines: 0 when its EVs reach every spine
+// of the plane, else a hash of the two hosts' names (FNV-1a), so that pairs whose EVs cover only
+// some spines (a big fabric) together still use all of them, not the first few.
+size_t FirstSpine(const std::string& a, const std::string& b, size_t evs_per_plane, size_t spines) {
+  if (evs_per_plane >= spines) return 0;
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (char c : std::min(a, b) + "|" + std::max(a, b)) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ULL;
+  return static_cast<size_t>(h % spines);
+}
+
 }  // namespace
 
 const ResolvedNode& LabHost(const ResolvedLab& lab, const std::string& name) {
@@ -71,7 +81,9 @@ HostPairPlan PlanEvs(const ResolvedLab& lab, const std::string& a, const std::st
     const auto& plane_spines = spines[plane];
     if (plane_spines.empty())
       throw std::invalid_argument("plane " + std::to_string(plane) + " has no spine");
-    const std::string& spine = plane_spines[(i / planes.size()) % plane_spines.size()];
+    const size_t evs_per_plane = (static_cast<size_t>(evs) + planes.size() - 1) / planes.size();
+    const size_t first = FirstSpine(a, b, evs_per_plane, plane_spines.size());
+    const std::string& spine = plane_spines[(first + i / planes.size()) % plane_spines.size()];
     const std::string leaf_a = LeafOf(src, plane), leaf_b = LeafOf(dst, plane);
     plan.a_to_b.push_back({plane, lab.PathVia(a, leaf_a, spine, leaf_b, b).destination, sport});
     plan.b_to_a.push_back({plane, lab.PathVia(b, leaf_b, spine, leaf_a, a).destination, sport});

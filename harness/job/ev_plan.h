@@ -7,7 +7,9 @@
 //               udp mode
 //   EV i        plane i mod P (planes in order); udp mode: source port first_port + i to the
 //               peer's port address (the fabric's ECMP hash picks the path); srv6 mode: the uSID
-//               container through the spines of that plane in turn (the sender picks the path)
+//               container through the spines of that plane in turn (the sender picks the path),
+//               from spine 0 when the EVs per plane reach every spine of it, else from a spine
+//               the host pair hashes to (so that many pairs spread over all the spines)
 //   reverse     b_to_a[i] is the same path backwards, for acknowledgements
 #pragma once
 

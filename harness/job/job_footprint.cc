@@ -18,7 +18,7 @@ JobFootprint EstimateFootprint(const JobConfig& c, int ports_per_host) {
   std::set<std::pair<int, int>> pairs;
   for (int r = 0; r < f.ranks; ++r)
     for (const auto& [peer, count] : plan.ReceivesPerStep(r)) pairs.insert(std::minmax(r, peer));
-  f.qp_pairs = pairs.size();
+  f.qp_pairs = pairs.size() * static_cast<size_t>(c.qps_per_peer);
   f.source_ports = SourcePortsNeeded(c, f.qp_pairs);
   // Each QP pair's two ends open one socket per source port they use.
   f.sockets = c.hosts.size() * static_cast<size_t>(ports_per_host) + 2 * f.source_ports;

@@ -17,6 +17,7 @@ namespace mrclab::harness {
 // The one default for every front end (scenario files, the Python module, the job itself).
 inline constexpr double kDefaultStepTimeoutSeconds = 5;
 inline constexpr double kDefaultComputeSeconds = 0.05;
+inline constexpr int kMaxQpsPerPeer = 64;  // JobConfig::qps_per_peer
 
 struct CollectiveSpec {
   CollectiveKind kind = CollectiveKind::kAllReduce;
@@ -40,6 +41,12 @@ struct JobConfig {
   mrc::TransportMode transport = mrc::TransportMode::kMrc;
   mrc::EvMode ev_mode = mrc::EvMode::kSrv6;
   int evs_per_qp = 32;
+  // QPs per pair of ranks that talk (flow splitting, as NCCL_IB_QPS_PER_CONNECTION): each chunk
+  // goes out in this many pieces, one per QP, each QP on its own flow (RC: its own path).
+  int qps_per_peer = 1;
+  // MRC: the fewest EVs a QP keeps GOOD (mrc::EvPolicyConfig::min_active); none: the core's
+  // default. At most evs_per_qp.
+  std::optional<int> min_active;
   std::vector<CollectiveSpec> collectives = {CollectiveSpec{}};
   double compute_seconds = kDefaultComputeSeconds;
   double step_timeout_seconds = kDefaultStepTimeoutSeconds;

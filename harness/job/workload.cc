@@ -25,9 +25,11 @@ void OnlyRoute(std::vector<mrc::EvRoute>& routes, size_t used, uint16_t source_p
   std::fill(routes.begin(), routes.end(), only);
 }
 
-// The flow key of rank `from`'s QP to rank `to`.
-uint64_t FlowKey(uint64_t seed, int from, int to) {
-  return mrc::SplitMix64(seed * 0x9E3779B97F4A7C15ULL + (static_cast<uint64_t>(from) << 32 | static_cast<uint32_t>(to)));
+// The flow key of rank `from`'s QP `lane` to rank `to` (lane 0: the one QP of an unsplit job).
+uint64_t FlowKey(uint64_t seed, int from, int to, int lane) {
+  const uint64_t key =
+      mrc::SplitMix64(seed * 0x9E3779B97F4A7C15ULL + (static_cast<uint64_t>(from) << 32 | static_cast<uint32_t>(to)));
+  return lane == 0 ? key : mrc::SplitMix64(key + static_cast<uint64_t>(lane));
 }
 
 }  // namespace
@@ -35,6 +37,12 @@ uint64_t FlowKey(uint64_t seed, int from, int to) {
 size_t SourcePortsNeeded(const JobConfig& c, size_t qp_pairs) {
   if (c.ev_mode != mrc::EvMode::kUdp) return 0;
   return qp_pairs * (c.transport == mrc::TransportMode::kRc ? 1 : c.evs_per_qp);
+}
+
+Piece PieceOf(size_t chunk_words, int pieces, int index) {
+  const size_t base = chunk_words / pieces, extra = chunk_words % pieces;
+  const size_t i = static_cast<size_t>(index);
+  return {4 * (i * base + std::min(i, extra)), 4 * (base + (i < extra ? 1 : 0))};
 }
 
 std::string_view ToString(PayloadMode m) { return m == PayloadMode::kVirtual ? "virtual" : "real"; }
@@ -53,7 +61,11 @@ struct Workload::Host {
   std::string name;
   HostBinding binding;
   std::vector<Rank*> ranks;
-  std::map<uint32_t, std::pair<Rank*, int>> qp_owner;  // qpn -> (rank, peer rank)
+  struct QpOwner {
+    Rank* rank;
+    int peer, lane;
+  };
+  std::map<uint32_t, QpOwner> qp_owner;  // qpn -> (rank, peer rank, lane)
   std::deque<WorkloadOutput> outbox;
 };
 
@@ -61,17 +73,22 @@ struct Workload::Rank {
   int id = 0;
   Host* host = nullptr;
   mrc::CompletionQueue* cq = nullptr;
-  std::map<int, mrc::Qp*> qp_to;  // peer rank -> our QP to it
+  std::map<int, std::vector<mrc::Qp*>> qp_to;  // peer rank -> our QPs to it (qps_per_peer lanes)
   std::vector<std::vector<uint32_t>> data, output;  // per collective
   std::vector<mrc::MemoryRegion> data_mr;
   std::vector<uint8_t> landing;
   mrc::MemoryRegion landing_mr;
-  // Slots that landed and were not consumed yet: true if the checksum matched. (A map, not a
-  // vector per slot: a ring step has 2(N-1) slots per rank.)
-  std::unordered_map<int, bool> landed;
-  // Per peer: the (collective, phase) to look for its next message from. QPs complete
+  // Slots whose pieces landed (all of them: the chunk is there) and were not consumed yet, and
+  // whether every piece's checksum matched. (A map, not a vector per slot: a ring step has
+  // 2(N-1) slots per rank.)
+  struct Landed {
+    int pieces = 0;
+    bool ok = true;
+  };
+  std::unordered_map<int, Landed> landed;
+  // Per (peer, lane): the (collective, phase) to look for its next message from. A QP completes
   // messages in order, so a message's place in that order names its slot.
-  std::map<int, std::pair<size_t, size_t>> next_from;
+  std::map<std::pair<int, int>, std::pair<size_t, size_t>> next_from;
   // Step state.
   bool active = false;
   mrc::Timestamp compute_end = mrc::Timestamp::Infinite();
@@ -89,6 +106,10 @@ Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, co
   if (config_.hosts.empty()) throw std::invalid_argument("job has no hosts");
   if (config_.ranks_per_host < 1) throw std::invalid_argument("ranks_per_host must be at least 1");
   if (config_.collectives.empty()) throw std::invalid_argument("job has no collectives");
+  if (config_.qps_per_peer < 1 || config_.qps_per_peer > kMaxQpsPerPeer)
+    throw std::invalid_argument("qps_per_peer must be 1.." + std::to_string(kMaxQpsPerPeer));
+  if (config_.min_active && (*config_.min_active < 0 || *config_.min_active > config_.evs_per_qp))
+    throw std::invalid_argument("min_active must be 0.." + std::to_string(config_.evs_per_qp) + " (the EVs per QP)");
   std::set<std::string> seen;
   for (const auto& h : config_.hosts) {
     LabHost(lab, h);
@@ -102,6 +123,10 @@ Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, co
     const uint64_t per_chunk = ChunkBytes(c.bytes, n);
     if (per_chunk > (1u << 30)) throw std::invalid_argument("collective size too large");
     words_.push_back(per_chunk / 4);
+    if (words_.back() < static_cast<size_t>(config_.qps_per_peer))
+      throw std::invalid_argument("a " + std::to_string(c.bytes) + "-byte collective over " + std::to_string(n) +
+                                  " ranks has chunks of " + std::to_string(per_chunk) + " bytes: too small for " +
+                                  std::to_string(config_.qps_per_peer) + " QPs per peer (4 bytes each at least)");
     slot_bytes_ = std::max<size_t>(slot_bytes_, per_chunk);
     if (virtual_payload) shared_input_.emplace_back(words_.back());  // one chunk: every send reads it
   }
@@ -142,48 +167,54 @@ void Workload::Connect(const emulator::ResolvedLab& lab, const QpConfigFn& qp_co
     for (const auto& [peer, count] : plan_.ReceivesPerStep(r)) receives[{r, peer}] = count;
   std::set<std::pair<int, int>> pairs;
   for (const auto& [key, count] : receives) pairs.insert(std::minmax(key.first, key.second));
-  const size_t ports_needed = SourcePortsNeeded(config_, pairs.size());
+  const int lanes = config_.qps_per_peer;
+  const size_t qp_pairs = pairs.size() * static_cast<size_t>(lanes);
+  const size_t ports_needed = SourcePortsNeeded(config_, qp_pairs);
   if (ports_needed > kMaxSourcePorts)
     throw std::invalid_argument("udp EVs need " + std::to_string(ports_needed) +
                                 " source ports (QP pairs x EVs per QP); at most " + std::to_string(kMaxSourcePorts));
   uint16_t first_port = kFirstSourcePort;
   const bool rc = config_.transport == mrc::TransportMode::kRc;
-  for (auto [a, b] : pairs) {
-    Rank& ra = *ranks_[a];
-    Rank& rb = *ranks_[b];
-    const uint16_t pair_port = first_port;
-    HostPairPlan p = PlanEvs(lab, ra.host->name, rb.host->name, config_.ev_mode, config_.evs_per_qp, pair_port);
-    first_port += static_cast<uint16_t>(ports_needed / pairs.size());
-    std::vector<int> planes;
-    for (const auto& e : p.a_to_b) planes.push_back(e.plane);
-    // RC's path per direction from the job's seed and the rank pair, not from the QP numbers
-    // (random per run): a run's paths replay with its seed, the same in a lab and in ns-3.
-    mrc::QpConfig qca = qp_config(config_.transport, planes, config_.mtu), qcb = qca;
-    qca.flow_key = FlowKey(config_.seed, a, b);
-    qcb.flow_key = FlowKey(config_.seed, b, a);
-    mrc::Qp& qa = ra.host->binding.context->CreateQp(qca, *ra.cq, *ra.cq);
-    mrc::Qp& qb = rb.host->binding.context->CreateQp(qcb, *rb.cq, *rb.cq);
-    qa.Connect(qb.qpn(), qb.config().initial_psn);
-    qb.Connect(qa.qpn(), qa.config().initial_psn);
-    if (rc) {  // an RC QP sends on one EV only: every route is that EV's, on one source port
-      OnlyRoute(p.a_to_b, qa.rc_ev_index(), pair_port);
-      OnlyRoute(p.b_to_a, qb.rc_ev_index(), pair_port);
+  for (auto [a, b] : pairs)
+    for (int lane = 0; lane < lanes; ++lane) {
+      Rank& ra = *ranks_[a];
+      Rank& rb = *ranks_[b];
+      const uint16_t lane_port = first_port;  // each QP pair its own source ports
+      HostPairPlan p = PlanEvs(lab, ra.host->name, rb.host->name, config_.ev_mode, config_.evs_per_qp, lane_port);
+      first_port += static_cast<uint16_t>(ports_needed / qp_pairs);
+      std::vector<int> planes;
+      for (const auto& e : p.a_to_b) planes.push_back(e.plane);
+      // RC's path per direction from the job's seed, the rank pair and the lane, not from the
+      // QP numbers (random per run): a run's paths replay with its seed, in a lab and in ns-3.
+      mrc::QpConfig qca = qp_config(config_.transport, planes, config_.mtu), qcb = qca;
+      qca.flow_key = FlowKey(config_.seed, a, b, lane);
+      qcb.flow_key = FlowKey(config_.seed, b, a, lane);
+      if (config_.min_active) qca.ev_policy.min_active = qcb.ev_policy.min_active = *config_.min_active;
+      mrc::Qp& qa = ra.host->binding.context->CreateQp(qca, *ra.cq, *ra.cq);
+      mrc::Qp& qb = rb.host->binding.context->CreateQp(qcb, *rb.cq, *rb.cq);
+      qa.Connect(qb.qpn(), qb.config().initial_psn);
+      qb.Connect(qa.qpn(), qa.config().initial_psn);
+      if (rc) {  // an RC QP sends on one EV only: every route is that EV's, on one source port
+        OnlyRoute(p.a_to_b, qa.rc_ev_index(), lane_port);
+        OnlyRoute(p.b_to_a, qb.rc_ev_index(), lane_port);
+      }
+      ra.host->binding.set_routes(qa.qpn(), p.a_to_b);
+      rb.host->binding.set_routes(qb.qpn(), p.b_to_a);
+      ra.qp_to[b].push_back(&qa);
+      rb.qp_to[a].push_back(&qb);
+      ra.host->qp_owner[qa.qpn()] = {&ra, b, lane};
+      rb.host->qp_owner[qb.qpn()] = {&rb, a, lane};
+      // Receive credits: two steps' worth, so a fast neighbour's next step never waits, up to
+      // kMaxReceiveCredits (a long ring's sender then waits for credit, as verbs' RNR would).
+      for (int i = 0; i < std::min(2 * receives[{a, b}] + 4, kMaxReceiveCredits); ++i) qa.PostRecv(0);
+      for (int i = 0; i < std::min(2 * receives[{b, a}] + 4, kMaxReceiveCredits); ++i) qb.PostRecv(0);
     }
-    ra.host->binding.set_routes(qa.qpn(), p.a_to_b);
-    rb.host->binding.set_routes(qb.qpn(), p.b_to_a);
-    ra.qp_to[b] = &qa;
-    rb.qp_to[a] = &qb;
-    ra.host->qp_owner[qa.qpn()] = {&ra, b};
-    rb.host->qp_owner[qb.qpn()] = {&rb, a};
-    // Receive credits: two steps' worth, so a fast neighbour's next step never waits, up to
-    // kMaxReceiveCredits (a long ring's sender then waits for credit, as verbs' RNR would).
-    for (int i = 0; i < std::min(2 * receives[{a, b}] + 4, kMaxReceiveCredits); ++i) qa.PostRecv(0);
-    for (int i = 0; i < std::min(2 * receives[{b, a}] + 4, kMaxReceiveCredits); ++i) qb.PostRecv(0);
-  }
 }
 
-std::string Workload::QpName(const Rank& r, int peer) const {
-  return r.host->name + "/" + std::to_string(r.id) + "->" + ranks_[peer]->host->name + "/" + std::to_string(peer);
+std::string Workload::QpName(const Rank& r, int peer, int lane) const {
+  std::string name =
+      r.host->name + "/" + std::to_string(r.id) + "->" + ranks_[peer]->host->name + "/" + std::to_string(peer);
+  return config_.qps_per_peer == 1 ? name : name + "#" + std::to_string(lane);
 }
 
 void Workload::Output(Host& h, WorkloadOutput out) { h.outbox.push_back(std::move(out)); }
@@ -242,13 +273,14 @@ void Workload::OnProgress(int host, mrc::Timestamp now) {
     if (auto* s = std::get_if<mrc::EvStateChanged>(&*e)) {
       auto it = h.qp_owner.find(s->qpn);
       if (it == h.qp_owner.end()) continue;
-      Output(h, WorkloadEvent{s->at, {{"type", "ev_state"}, {"qp", QpName(*it->second.first, it->second.second)},
+      const Host::QpOwner& o = it->second;
+      Output(h, WorkloadEvent{s->at, {{"type", "ev_state"}, {"qp", QpName(*o.rank, o.peer, o.lane)},
                                       {"ev", s->ev}, {"from", mrc::ToString(s->from)}, {"to", mrc::ToString(s->to)},
                                       {"reason", mrc::ToString(s->reason)}}});
     } else if (auto* q = std::get_if<mrc::QpStateChanged>(&*e)) {
       auto it = h.qp_owner.find(q->qpn);
       const std::string name =
-          it == h.qp_owner.end() ? std::to_string(q->qpn) : QpName(*it->second.first, it->second.second);
+          it == h.qp_owner.end() ? std::to_string(q->qpn) : QpName(*it->second.rank, it->second.peer, it->second.lane);
       Output(h, WorkloadEvent{q->at, {{"type", "qp_state"}, {"qp", name}, {"to", mrc::ToString(q->to)},
                                       {"reason", std::string(q->reason)}}});
       if (q->to == mrc::QpState::kError)
@@ -266,20 +298,26 @@ void Workload::OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp n
   if (wc.opcode == mrc::WcOpcode::kRecvWriteWithImm) {
     const uint32_t imm = wc.immediate.value_or(0);
     auto owner = r.host->qp_owner.find(wc.qpn);
-    const int peer = owner == r.host->qp_owner.end() ? -1 : owner->second.second;
-    const int slot = peer < 0 ? -1 : NextSlotFrom(r, peer);
-    if (slot >= 0 && Immediate(slot, imm & 0xffffff) == imm && wc.byte_len <= slot_bytes_) {
+    const int peer = owner == r.host->qp_owner.end() ? -1 : owner->second.peer;
+    const int lane = peer < 0 ? 0 : owner->second.lane;
+    const Incoming in = peer < 0 ? Incoming{} : NextSlotFrom(r, peer, lane);
+    const int slot = in.slot;
+    const Piece piece = slot < 0 ? Piece{} : PieceOf(words_[in.collective], config_.qps_per_peer, lane);
+    if (slot >= 0 && Immediate(slot, imm & 0xffffff) == imm && wc.byte_len == piece.bytes) {
       // Virtual payload is zeros on both sides: there is nothing for a checksum to see.
       const bool ok = config_.payload == PayloadMode::kVirtual ||
-                      Checksum24(r.landing.data() + LandingOffset(slot), wc.byte_len) == (imm & 0xffffff);
-      r.landed[slot] = ok;
+                      Checksum24(r.landing.data() + LandingOffset(slot) + piece.offset, wc.byte_len) ==
+                          (imm & 0xffffff);
+      Rank::Landed& l = r.landed[slot];
+      ++l.pieces;
+      l.ok = l.ok && ok;
       if (!ok)
         Output(*r.host, WorkloadEvent{now, {{"type", "checksum_mismatch"}, {"rank", r.id}, {"slot", slot},
                                             {"bytes", wc.byte_len}}});
     } else {
       r.bytes_bad += wc.byte_len;
     }
-    if (peer >= 0) r.qp_to[peer]->PostRecv(0);
+    if (peer >= 0) r.qp_to[peer][lane]->PostRecv(0);
   } else {
     --r.sends_pending;
   }
@@ -288,17 +326,17 @@ void Workload::OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp n
 
 // The slot of the next message from `peer`: the next phase (wrapping into the next step) in
 // which r receives from it. -1 if r never does.
-int Workload::NextSlotFrom(Rank& r, int peer) const {
-  auto& [c, k] = r.next_from[peer];
+Workload::Incoming Workload::NextSlotFrom(Rank& r, int peer, int lane) const {
+  auto& [c, k] = r.next_from[{peer, lane}];
   for (size_t tries = 0; tries < plan_.phases_per_step(); ++tries) {
-    const int slot = plan_.SlotFrom(r.id, c, k, peer);
+    const Incoming in{plan_.SlotFrom(r.id, c, k, peer), c};
     if (++k == plan_.phases(c)) {
       k = 0;
       c = (c + 1) % plan_.collectives();
     }
-    if (slot >= 0) return slot;
+    if (in.slot >= 0) return in;
   }
-  return -1;
+  return {};
 }
 
 size_t Workload::LandingOffset(int slot) const {
@@ -311,33 +349,40 @@ size_t Workload::InputOffset(size_t c, int chunk) const {
 
 uint64_t Workload::Retransmissions(const Rank& r) const {
   uint64_t total = 0;
-  for (const auto& [peer, qp] : r.qp_to) total += qp->stats().retransmissions;
+  for (const auto& [peer, qps] : r.qp_to)
+    for (const mrc::Qp* qp : qps) total += qp->stats().retransmissions;
   return total;
 }
 
 void Workload::PostSends(Rank& r, size_t phase_index, mrc::Timestamp now) {
   const size_t c = r.collective;
   const Phase phase = plan_.At(r.id, c, phase_index);
-  const uint64_t chunk_bytes = words_[c] * sizeof(uint32_t);
+  const bool virtual_payload = config_.payload == PayloadMode::kVirtual;
   for (const SendOp& s : phase.sends) {
     const Rank& peer = *ranks_[s.peer];
-    const auto& input = config_.payload == PayloadMode::kVirtual ? shared_input_[c] : r.data[c];
-    const auto* chunk = reinterpret_cast<const uint8_t*>(input.data()) + InputOffset(c, s.chunk);
-    mrc::WriteRequest wr;
-    wr.wr_id = r.step;
-    wr.lkey = r.data_mr[c].lkey;
-    wr.local_addr = r.data_mr[c].va + InputOffset(c, s.chunk);
-    wr.length = static_cast<uint32_t>(chunk_bytes);
-    wr.remote_addr = peer.landing_mr.va + LandingOffset(s.remote_slot);
-    wr.rkey = peer.landing_mr.rkey;
-    wr.immediate =
-        Immediate(s.remote_slot, config_.payload == PayloadMode::kVirtual ? 0 : Checksum24(chunk, chunk_bytes));
-    if (r.qp_to.at(s.peer)->PostWrite(wr) != mrc::PostResult::kOk) {
-      Output(*r.host, WorkloadFailure{now, "rank " + std::to_string(r.id) + ": cannot post a write to rank " +
-                                               std::to_string(s.peer)});
-      return;
+    const std::vector<mrc::Qp*>& lanes = r.qp_to.at(s.peer);
+    const auto& input = virtual_payload ? shared_input_[c] : r.data[c];
+    for (int lane = 0; lane < static_cast<int>(lanes.size()); ++lane) {
+      // Virtual payload: every piece reads the start of the one shared chunk of zeros.
+      const Piece piece = PieceOf(words_[c], config_.qps_per_peer, lane);
+      const size_t from = InputOffset(c, s.chunk) + (virtual_payload ? 0 : piece.offset);
+      mrc::WriteRequest wr;
+      wr.wr_id = r.step;
+      wr.lkey = r.data_mr[c].lkey;
+      wr.local_addr = r.data_mr[c].va + from;
+      wr.length = static_cast<uint32_t>(piece.bytes);
+      wr.remote_addr = peer.landing_mr.va + LandingOffset(s.remote_slot) + (virtual_payload ? 0 : piece.offset);
+      wr.rkey = peer.landing_mr.rkey;
+      wr.immediate = Immediate(
+          s.remote_slot,
+          virtual_payload ? 0 : Checksum24(reinterpret_cast<const uint8_t*>(input.data()) + from, piece.bytes));
+      if (lanes[lane]->PostWrite(wr) != mrc::PostResult::kOk) {
+        Output(*r.host, WorkloadFailure{now, "rank " + std::to_string(r.id) + ": cannot post a write to rank " +
+                                                 std::to_string(s.peer)});
+        return;
+      }
+      ++r.sends_pending;
     }
-    ++r.sends_pending;
   }
 }
 
@@ -359,14 +404,16 @@ void Workload::Advance(Rank& r, mrc::Timestamp now) {
       r.phase_sent = true;
       PostSends(r, r.phase, now);
     }
-    for (const RecvOp& recv : phase.recvs)
-      if (!r.landed.count(recv.slot)) return;
+    for (const RecvOp& recv : phase.recvs) {
+      auto it = r.landed.find(recv.slot);
+      if (it == r.landed.end() || it->second.pieces < config_.qps_per_peer) return;
+    }
     const uint64_t chunk_bytes = words_[c] * sizeof(uint32_t);
     const bool all_to_all = kinds_[c] == CollectiveKind::kAllToAll;
     const bool virtual_payload = config_.payload == PayloadMode::kVirtual;
     for (const RecvOp& recv : phase.recvs) {
       if (virtual_payload) {  // the chunk's checksum is all there is to check
-        (r.landed[recv.slot] ? r.bytes_ok : r.bytes_bad) += chunk_bytes;
+        (r.landed[recv.slot].ok ? r.bytes_ok : r.bytes_bad) += chunk_bytes;
       } else {
         const auto* src = reinterpret_cast<const uint32_t*>(r.landing.data() + LandingOffset(recv.slot));
         uint32_t* dst = (all_to_all ? r.output[c] : r.data[c]).data() + recv.chunk * words_[c];
@@ -430,10 +477,12 @@ int Workload::HostIndex(const std::string& name) const {
 int Workload::SetEvDenied(int host, const std::string& peer_host, int ev, bool denied, mrc::Timestamp now) {
   int touched = 0;
   for (Rank* r : hosts_[host]->ranks)
-    for (auto [peer, qp] : r->qp_to) {
+    for (auto& [peer, qps] : r->qp_to) {
       if (ranks_[peer]->host->name != peer_host) continue;
-      ++touched;
-      denied ? qp->DenyEv(static_cast<uint16_t>(ev), now) : qp->AllowEv(static_cast<uint16_t>(ev), now);
+      for (mrc::Qp* qp : qps) {
+        ++touched;
+        denied ? qp->DenyEv(static_cast<uint16_t>(ev), now) : qp->AllowEv(static_cast<uint16_t>(ev), now);
+      }
     }
   return touched;
 }
@@ -441,20 +490,22 @@ int Workload::SetEvDenied(int host, const std::string& peer_host, int ev, bool d
 int Workload::SetPortEnabled(int host, int plane, bool enabled, mrc::Timestamp now) {
   int touched = 0;
   for (Rank* r : hosts_[host]->ranks)
-    for (auto [peer, qp] : r->qp_to) {
-      ++touched;
-      enabled ? qp->EnablePlane(plane, now) : qp->DisablePlane(plane, now);
-    }
+    for (auto& [peer, qps] : r->qp_to)
+      for (mrc::Qp* qp : qps) {
+        ++touched;
+        enabled ? qp->EnablePlane(plane, now) : qp->DisablePlane(plane, now);
+      }
   return touched;
 }
 
 std::vector<EvSnapshot> Workload::SnapshotEvs(int host) const {
   std::vector<EvSnapshot> out;
   for (const Rank* r : hosts_[host]->ranks)
-    for (auto [peer, qp] : r->qp_to)
-      for (const auto& s : qp->ListEvs())
-        out.push_back({QpName(*r, peer), s.id, s.plane, std::string(mrc::ToString(s.state)), s.counters.tx_data,
-                       s.counters.tx_retransmits, s.counters.losses});
+    for (const auto& [peer, qps] : r->qp_to)
+      for (size_t lane = 0; lane < qps.size(); ++lane)
+        for (const auto& s : qps[lane]->ListEvs())
+          out.push_back({QpName(*r, peer, static_cast<int>(lane)), s.id, s.plane, std::string(mrc::ToString(s.state)),
+                         s.counters.tx_data, s.counters.tx_retransmits, s.counters.losses});
   return out;
 }
 

@@ -60,6 +60,13 @@ inline constexpr uint16_t kFirstSourcePort = 49152;
 inline constexpr size_t kMaxSourcePorts = 65535 - kFirstSourcePort;
 size_t SourcePortsNeeded(const JobConfig& config, size_t qp_pairs);
 
+// Piece `index` of a chunk of `chunk_words` 4-byte words split over `pieces` QPs: its byte
+// offset in the chunk and its length (the first chunk_words % pieces pieces have one word more).
+struct Piece {
+  size_t offset = 0, bytes = 0;
+};
+Piece PieceOf(size_t chunk_words, int pieces, int index);
+
 using QpConfigFn = std::function<mrc::QpConfig(mrc::TransportMode, const std::vector<int>& ev_planes, uint32_t mtu)>;
 
 struct RankReport {
@@ -120,8 +127,14 @@ class Workload {
   size_t LandingOffset(int slot) const;
   // Byte offset of chunk `chunk` of collective `c` in a rank's input (0 for virtual payload).
   size_t InputOffset(size_t c, int chunk) const;
-  int NextSlotFrom(Rank& r, int peer) const;
-  std::string QpName(const Rank& r, int peer) const;
+  // Where the next message from `peer` on QP `lane` lands: slot (-1: r never receives from it)
+  // and collective.
+  struct Incoming {
+    int slot = -1;
+    size_t collective = 0;
+  };
+  Incoming NextSlotFrom(Rank& r, int peer, int lane) const;
+  std::string QpName(const Rank& r, int peer, int lane) const;
   void Output(Host& h, WorkloadOutput out);
 
   JobConfig config_;

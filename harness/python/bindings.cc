@@ -73,6 +73,8 @@ harness::JobConfig JobConfigFrom(const emulator::ResolvedLab& lab, const json& c
   if (!mode) throw std::invalid_argument("ev_mode must be 'srv6' or 'udp'");
   jc.ev_mode = *mode;
   jc.evs_per_qp = c.value("evs", 32);
+  jc.qps_per_peer = c.value("qps_per_peer", 1);
+  if (c.contains("min_active")) jc.min_active = c.at("min_active").get<int>();
   jc.collectives.clear();
   for (const auto& item : c.value("collectives", json::array({json::array({"all_reduce", "1MiB"})}))) {
     auto kind = harness::ParseCollectiveKind(item.at(0).get<std::string>());

@@ -93,6 +93,39 @@ def test_a_plane_down_for_good_makes_mrc_lose_nothing_and_rc_stop(tmp_path):
     assert not transport(result, "rc")["rode_through"]
 
 
+def test_qps_per_peer_splits_every_chunk_and_still_checks_every_result(tmp_path):
+    """RC and MRC with each chunk split over several QPs per peer (real payload: every piece's
+    checksum and every collective's result checked); an RC pair's QPs take different paths."""
+    path = scenario(tmp_path, "sim-split", ["{at: 100ms, kind: loss, target: p0-leaf2:spine1, rate: 2%, duration: 300ms}"],
+                    transports=())
+    text = path.read_text().replace("transports:\n", "transports:\n"
+                                    "  - {name: rc, transport: rc, ev_mode: udp, evs: 32, qps_per_peer: 4}\n"
+                                    "  - {name: mrc, transport: mrc, ev_mode: srv6, evs: 32, qps_per_peer: 3}\n")
+    path.write_text(text.replace("size: 256KiB}]", "size: 256KiB}, {kind: all_to_all, size: 64KiB}]"))
+    _, result, run = drill(tmp_path, path)
+    per_step = (256 << 10) + (64 << 10)  # each rank checks the all-reduce's sum and its all-to-all output
+    for name, lanes in (("rc", 4), ("mrc", 3)):
+        t = transport(result, name)
+        assert t["qps_per_peer"] == lanes and t["job"]["state"] == "completed", t["job"]
+        assert t["job"]["bytes_lost"] == 0 and t["job"]["bytes_verified"] == t["job"]["steps"] * 8 * per_step, t["job"]
+    evs = {}  # RC: (rank pair) -> EVs that carried its packets, at the run's last sample
+    for line in (run / "evs.csv").read_text().splitlines()[1:]:
+        t, name, qp, ev, _, _, tx_data = line.split(",")[:7]
+        if name == "rc" and int(tx_data) > 0:
+            evs.setdefault(qp.split("#")[0], set()).add(ev)
+    assert len(evs) == 56 and sum(len(e) > 1 for e in evs.values()) > 40, evs
+
+
+def test_check_refuses_more_qps_per_peer_than_a_chunk_has_words(tmp_path):
+    path = scenario(tmp_path, "sim-split-small", [RIDE_THROUGH["loss"]])
+    path.write_text(path.read_text().replace("evs: 32}", "evs: 32, qps_per_peer: 64}").replace("256KiB", "1KiB"))
+    proc = mrclab("drill", path, "--check")
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (f"mrclab: error: {path}: transports[0].qps_per_peer: 64 QPs per peer split each "
+                                   "chunk in as many pieces of 4 bytes or more, and a 1024-byte collective over 8 "
+                                   "ranks has chunks of 128 bytes; use fewer QPs or a larger size")
+
+
 def test_same_seed_same_events(tmp_path):
     path = scenario(tmp_path, "sim-determinism",
                     [RIDE_THROUGH["flap"], "{at: 300ms, kind: loss, target: p0-leaf2:spine1, rate: 5%, duration: 300ms}"])
