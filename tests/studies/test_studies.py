@@ -46,6 +46,20 @@ def test_evs_smoke(tmp_path):
     assert "| EVs per QP | min_active |" in md and md.count("\n| 8 |") == 2
 
 
+def test_collisions_smoke(tmp_path):
+    proc = study("collisions", "--smoke", "--out", tmp_path, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    cells = json.loads((tmp_path / "collisions.json").read_text())["cells"]
+    assert set(cells) == {"all_reduce", "all_to_all"}
+    for row in cells.values():
+        assert set(row) == {"rc-1qp", "rc-4qp", "mrc-udp", "mrc-srv6"}
+        for c in row.values():
+            assert c["state"] == "completed" and c["collective_seconds"] > 0 and c["hottest_over_mean"] >= 1, c
+        # Spraying spreads the fabric's load more evenly than one path per QP.
+        assert row["mrc-srv6"]["hottest_over_mean"] < row["rc-1qp"]["hottest_over_mean"], row
+    assert "| collective | rc-1qp | rc-4qp | mrc-udp | mrc-srv6 |" in (tmp_path / "collisions.md").read_text()
+
+
 def test_study_help_and_bad_arguments(tmp_path):
     proc = study("--help")
     assert proc.returncode == 0 and "ride-through" in proc.stdout

@@ -4,7 +4,6 @@
 
 #include "emulator/ns3/model/zero_run.h"
 #include "ns3/simulator.h"
-#include "ns3/uinteger.h"
 
 namespace mrclab::emulator::sim {
 namespace {
@@ -18,11 +17,8 @@ mrc::Timestamp SimNow() { return mrc::Timestamp::FromNanoseconds(ns3::Simulator:
 SimEndpoint::SimEndpoint(ns3::Ptr<SimFabric> fabric, std::string host, const std::vector<mrc::EndpointPort>& ports,
                          mrc::EvMode mode, const mrc::ContextConfig& context)
     : fabric_(std::move(fabric)), host_(std::move(host)), mode_(mode), context_(context), buffer_(kBufferBytes) {
-  ns3::UintegerValue nic_buffer;
-  fabric_->GetAttribute("HostBufferBytes", nic_buffer);
-  nic_buffer_bytes_ = nic_buffer.Get();
   for (const auto& p : ports) {
-    ports_.push_back({p.plane, ParseIpv6Address(p.local_address), &fabric_->Nic(host_, p.plane)});
+    ports_.push_back({p.plane, ParseIpv6Address(p.local_address), &fabric_->Nic(host_, p.plane), {}});
     const int plane = p.plane;
     fabric_->SetReceiver(host_, plane, [this, plane](SimPacket&& packet) { OnReceive(plane, std::move(packet)); });
     fabric_->SetOnTxSpace(host_, plane, [this] { Flush(); });
@@ -37,8 +33,8 @@ SimEndpoint::~SimEndpoint() {
   }
 }
 
-const SimEndpoint::Port* SimEndpoint::PortOf(int plane) const {
-  for (const Port& p : ports_)
+SimEndpoint::Port* SimEndpoint::PortOf(int plane) {
+  for (Port& p : ports_)
     if (p.plane == plane) return &p;
   return nullptr;
 }
@@ -46,7 +42,7 @@ const SimEndpoint::Port* SimEndpoint::PortOf(int plane) const {
 void SimEndpoint::SetRoutes(uint32_t qpn, const std::vector<mrc::EvRoute>& routes) {
   std::vector<Route> out;
   for (const auto& r : routes) {
-    const Port* port = PortOf(r.plane);
+    Port* port = PortOf(r.plane);
     if (!port) throw std::invalid_argument(host_ + " has no port in plane " + std::to_string(r.plane));
     out.push_back({port, ParseIpv6Address(r.destination),
                    mode_ == mrc::EvMode::kUdp ? r.udp_source_port : kRoceV2Port});
@@ -76,7 +72,11 @@ void SimEndpoint::Kick() {
 }
 
 void SimEndpoint::ArmTimer() {
-  const mrc::Timestamp next = context_.NextTimeout();
+  mrc::Timestamp next = context_.NextTimeout();
+  // A deadline that has passed wants a packet out (an ACK, a retransmission); while the NICs
+  // are full it waits for their OnTxSpace, which flushes and re-arms, instead of firing again
+  // at this same instant.
+  if (blocked_ && next <= SimNow()) next = mrc::Timestamp::Infinite();
   if (next == armed_at_) return;
   ns3::Simulator::Cancel(timer_);
   armed_at_ = next;
@@ -85,11 +85,24 @@ void SimEndpoint::ArmTimer() {
   timer_ = ns3::Simulator::Schedule(ns3::NanoSeconds(delay), &SimEndpoint::OnTimer, this);
 }
 
+bool SimEndpoint::Drain(Port& port) {
+  SimPort& nic = *port.nic;
+  while (!port.backlog.empty() && nic.QueuedBytes() + port.backlog.front().WireBytes() <= nic.BufferBytes()) {
+    nic.Enqueue(std::move(port.backlog.front()));
+    port.backlog.pop_front();
+  }
+  return port.backlog.empty() && 2 * nic.QueuedBytes() < nic.BufferBytes();
+}
+
 void SimEndpoint::Flush() {
   if (flushing_) return;  // Send may call OnTxSpace synchronously
   flushing_ = true;
+  bool room = true;
+  for (Port& port : ports_) room = Drain(port) && room;
   const mrc::Timestamp now = SimNow();
-  while (auto tx = context_.PollTransmit(now, buffer_)) {
+  while (room) {
+    auto tx = context_.PollTransmit(now, buffer_);
+    if (!tx) break;
     auto it = routes_.find(tx->qpn);
     if (it == routes_.end() || tx->ev >= it->second.size()) {
       ++stats_.unroutable;
@@ -102,11 +115,18 @@ void SimEndpoint::Flush() {
     packet.src_port = route.src_port;
     SetPayload(packet, {buffer_.data(), tx->length}, fabric_->Payloads());
     ++stats_.tx_datagrams;
-    if (route.port->nic->Enqueue(std::move(packet)) == EnqueueResult::kQueueDrop) ++stats_.tx_dropped;
+    Port& port = *route.port;
+    if (port.backlog.empty() && port.nic->QueuedBytes() + packet.WireBytes() <= port.nic->BufferBytes()) {
+      port.nic->Enqueue(std::move(packet));
+    } else {
+      port.backlog.push_back(std::move(packet));
+      ++stats_.tx_waited;
+    }
     // Leave the rest in the transport (its window and pacing) while this NIC is busy: from
     // half its buffer on, the same mark at which the port calls OnTxSpace when it drains.
-    if (2 * route.port->nic->QueuedBytes() >= nic_buffer_bytes_) break;
+    room = port.backlog.empty() && 2 * port.nic->QueuedBytes() < port.nic->BufferBytes();
   }
+  blocked_ = !room;
   flushing_ = false;
   ArmTimer();
 }

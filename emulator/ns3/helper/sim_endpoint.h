@@ -6,7 +6,9 @@
 //                                      ─► progress hook (the workload polls its CQs) ─► Flush
 //   Flush: Context::PollTransmit ─► EV route (plane, destination, UDP source port) ─► SimPacket
 //          ─► the host's NIC port in that plane (SimFabric::Nic, looked up once); stops while
-//          the NIC it just used is above half its buffer, and resumes from its OnTxSpace callback
+//          the NIC it just used is above half its buffer, and resumes from its OnTxSpace callback.
+//          A NIC never drops what its own host sends: a packet that does not fit waits in the
+//          port's backlog (and stops the flush) until the NIC has room.
 //   timer: one ns-3 event at Context::NextTimeout ─► OnTimeout ─► progress hook ─► Flush
 //
 // Sources: udp mode sends from the port's link address with the EV's UDP source port; srv6
@@ -16,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -33,7 +36,8 @@ namespace mrclab::emulator::sim {
 mrc::Timestamp SimNow();
 
 struct SimEndpointStats {
-  uint64_t rx_datagrams = 0, tx_datagrams = 0, tx_dropped = 0, unroutable = 0, timer_events = 0;
+  uint64_t rx_datagrams = 0, tx_datagrams = 0, unroutable = 0, timer_events = 0;
+  uint64_t tx_waited = 0;  // datagrams that waited in a backlog for their NIC's room
 };
 
 class SimEndpoint {
@@ -61,9 +65,10 @@ class SimEndpoint {
     int plane = 0;
     Ipv6Address address{};
     SimPort* nic = nullptr;  // the fabric's port for this host and plane
+    std::deque<SimPacket> backlog;  // sent by the core, waiting for room in the NIC
   };
   struct Route {
-    const Port* port = nullptr;
+    Port* port = nullptr;
     Ipv6Address destination{};
     uint16_t src_port = 0;
   };
@@ -71,7 +76,10 @@ class SimEndpoint {
   void OnTimer();
   void ArmTimer();
   void Flush();
-  const Port* PortOf(int plane) const;
+  // Moves port's backlog into its NIC while it fits; true if the port can take more now
+  // (backlog empty, NIC below half its buffer).
+  bool Drain(Port& port);
+  Port* PortOf(int plane);
 
   ns3::Ptr<SimFabric> fabric_;
   std::string host_;
@@ -82,8 +90,8 @@ class SimEndpoint {
   std::function<void()> on_progress_;
   ns3::EventId timer_;
   mrc::Timestamp armed_at_ = mrc::Timestamp::Infinite();
-  uint64_t nic_buffer_bytes_ = 0;  // from half of it on, stop pulling from the core
   bool flushing_ = false;
+  bool blocked_ = false;  // the last Flush stopped at a full NIC: its OnTxSpace resumes it
   std::vector<uint8_t> buffer_;      // the datagram being sent
   std::vector<uint8_t> rx_scratch_;  // a received datagram with its zero run put back
   SimEndpointStats stats_;

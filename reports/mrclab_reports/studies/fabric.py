@@ -9,7 +9,7 @@ def add_arguments(p, failures=True):
     p.add_argument("--spines", type=int, default=None,
                    help="spines per plane (default: hosts per leaf, a non-blocking fabric)")
     p.add_argument("--planes", type=int, default=8, help="planes (default 8, as the paper's fabric)")
-    p.add_argument("--job-hosts", type=int, default=64, help="hosts the job trains on, spread over every leaf (64)")
+    p.add_argument("--job-hosts", type=int, default=64, help="hosts the job trains on, spread over every leaf (%(default)s)")
     p.add_argument("--size", default="4MiB", help="the job's ring all-reduce per step (4MiB)")
     p.add_argument("--compute", default="1ms", help="the job's compute phase per step (1ms)")
     if failures:
@@ -73,12 +73,13 @@ def yaml_list(items):
     return "".join(f"  - {item}\n" for item in items)
 
 
-def scenario(a, lab_path, seed, faults, transports):
+def scenario(a, lab_path, seed, faults, transports, collective="all_reduce"):
+    faults_yaml = f"faults:\n{yaml_list(faults)}" if faults else "faults: []\n"
     return (f"name: study\nlab: {lab_path}\nbackend: ns3\nseed: {seed}\n"
-            f"job:\n  hosts: {a.job_hosts}\n  collectives: [{{kind: all_reduce, size: {a.size}}}]\n"
+            f"job:\n  hosts: {a.job_hosts}\n  collectives: [{{kind: {collective}, size: {a.size}}}]\n"
             f"  compute: {a.compute}\n  step_timeout: 200ms\n  mtu: 4096\n  timers: fabric\n  payload: virtual\n"
             "  warmup_steps: 2\n  baseline_steps: 5\n  tail_steps: 5\n"
-            f"transports:\n{yaml_list(transports)}faults:\n{yaml_list(faults)}"
+            f"transports:\n{yaml_list(transports)}{faults_yaml}"
             "slos:\n  - {slo: bytes_lost, max: 0}\nmax_duration: 60s\n")
 
 

@@ -47,9 +47,21 @@ class Drills:
     def elapsed(self):
         return time.monotonic() - self.started
 
+    def check(self, name, scenario_text):
+        """Writes WORK/NAME.yaml and has `mrclab drill --check` validate it (before any drill runs,
+        so that options the fabric or job cannot take fail at once: BadArguments)."""
+        path = self.work / f"{name}.yaml"
+        path.write_text(scenario_text)
+        proc = subprocess.run([self.binary, "drill", str(path), "--backend", "ns3", "--check"],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            error = proc.stderr.strip().splitlines()
+            raise BadArguments(f"{error[-1] if error else 'drill --check failed'} (a scenario this study made "
+                               "from its options)")
+
     def run(self, name, scenario_text):
-        """Writes WORK/NAME.yaml, drills it, returns result.json as a dict (a drill whose SLOs
-        failed is a result too: exit 1 with JSON); raises StudyError when the drill could not run."""
+        """Drills WORK/NAME.yaml, returns result.json as a dict (a drill whose SLOs failed is a
+        result too: exit 1 with JSON); raises StudyError when the drill could not run."""
         path = self.work / f"{name}.yaml"
         path.write_text(scenario_text)
         started = time.monotonic()
@@ -77,7 +89,10 @@ class Drills:
         return result
 
     def run_all(self, named_scenarios):
-        """{name: scenario text} -> {name: result}, `jobs` drills at a time."""
+        """{name: scenario text} -> {name: result}, `jobs` drills at a time, after every
+        scenario passed --check."""
+        for name, text in named_scenarios.items():
+            self.check(name, text)
         pool = ThreadPoolExecutor(max_workers=self.jobs)
         try:
             futures = {name: pool.submit(self.run, name, text) for name, text in named_scenarios.items()}
