@@ -22,14 +22,13 @@ std::string LeafOf(const ResolvedNode& host, int plane) {
   return {};
 }
 
-// Where a host pair's EVs start in each plane's list of spines: 0 when its EVs reach every spine
-// of the plane, else a hash of the two hosts' names (FNV-1a), so that pairs whose EVs cover only
-// some spines (a big fabric) together still use all of them, not the first few.
-size_t FirstSpine(const std::string& a, const std::string& b, size_t evs_per_plane, size_t spines) {
-  if (evs_per_plane >= spines) return 0;
+// A hash of a host pair (FNV-1a of the two names, in order): where the pair's EVs start in a
+// plane's list of spines when they do not reach every spine of it, so that pairs whose EVs
+// cover only some spines (a big fabric) together still use all of them, not the first few.
+uint64_t PairHash(const std::string& a, const std::string& b) {
   uint64_t h = 0xcbf29ce484222325ULL;
   for (char c : std::min(a, b) + "|" + std::max(a, b)) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ULL;
-  return static_cast<size_t>(h % spines);
+  return h;
 }
 
 }  // namespace
@@ -70,6 +69,8 @@ HostPairPlan PlanEvs(const ResolvedLab& lab, const std::string& a, const std::st
   std::map<int, std::vector<std::string>> spines;
   for (const ResolvedNode* sw : lab.Switches())
     if (sw->role == emulator::SwitchRole::kSpine) spines[sw->plane].push_back(sw->name);
+  const size_t evs_per_plane = (static_cast<size_t>(evs) + planes.size() - 1) / planes.size();
+  const uint64_t pair_hash = PairHash(a, b);
   for (int i = 0; i < evs; ++i) {
     const int plane = planes[i % planes.size()];
     const auto sport = static_cast<uint16_t>(first_port + i);
@@ -81,8 +82,7 @@ HostPairPlan PlanEvs(const ResolvedLab& lab, const std::string& a, const std::st
     const auto& plane_spines = spines[plane];
     if (plane_spines.empty())
       throw std::invalid_argument("plane " + std::to_string(plane) + " has no spine");
-    const size_t evs_per_plane = (static_cast<size_t>(evs) + planes.size() - 1) / planes.size();
-    const size_t first = FirstSpine(a, b, evs_per_plane, plane_spines.size());
+    const size_t first = evs_per_plane >= plane_spines.size() ? 0 : pair_hash % plane_spines.size();
     const std::string& spine = plane_spines[(first + i / planes.size()) % plane_spines.size()];
     const std::string leaf_a = LeafOf(src, plane), leaf_b = LeafOf(dst, plane);
     plan.a_to_b.push_back({plane, lab.PathVia(a, leaf_a, spine, leaf_b, b).destination, sport});

@@ -116,15 +116,11 @@ void SimEndpoint::Flush() {
     SetPayload(packet, {buffer_.data(), tx->length}, fabric_->Payloads());
     ++stats_.tx_datagrams;
     Port& port = *route.port;
-    if (port.backlog.empty() && port.nic->QueuedBytes() + packet.WireBytes() <= port.nic->BufferBytes()) {
-      port.nic->Enqueue(std::move(packet));
-    } else {
-      port.backlog.push_back(std::move(packet));
-      ++stats_.tx_waited;
-    }
+    port.backlog.push_back(std::move(packet));
     // Leave the rest in the transport (its window and pacing) while this NIC is busy: from
     // half its buffer on, the same mark at which the port calls OnTxSpace when it drains.
-    room = port.backlog.empty() && 2 * port.nic->QueuedBytes() < port.nic->BufferBytes();
+    room = Drain(port);
+    if (!port.backlog.empty()) ++stats_.tx_waited;  // this packet (the backlog's last) waits
   }
   blocked_ = !room;
   flushing_ = false;
