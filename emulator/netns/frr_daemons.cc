@@ -12,8 +12,11 @@
 #include <map>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "emulator/netns/interrupt.h"
 #include "emulator/netns/namespaces.h"
+#include "emulator/netns/router_solicitation.h"
 #include "emulator/netns/vty_client.h"
 
 namespace mrclab::emulator::netns {
@@ -139,43 +142,102 @@ std::vector<std::string> StartMissingDaemons(const ResolvedLab& lab, const LabPa
   return missing;
 }
 
-CheckStatus CheckSwitchBgp(const LabPaths& paths, const ResolvedNode& sw,
-                           const std::set<std::string>& interfaces) {
+namespace {
+
+// The sessions of `sw` on `interfaces`: counted, and those not Established named.
+struct SwitchSessions {
+  CheckStatus status;
+  std::vector<std::string> not_established;  // interfaces
+};
+
+SwitchSessions AskSwitchBgp(const LabPaths& paths, const ResolvedNode& sw,
+                            const std::set<std::string>& interfaces) {
   std::map<std::string, std::string> states;
   try {
     states = BgpPeerStates(paths.NodeDir(sw.name) + "/bgpd.vty");
   } catch (const VtyError&) {
     // bgpd not listening (yet): all its sessions count as missing.
   }
-  CheckStatus status;
+  SwitchSessions out;
   for (const std::string& itf : interfaces) {
-    ++status.total;
+    ++out.status.total;
     auto it = states.find(itf);
     const std::string state = it == states.end() ? "no session" : it->second;
-    if (state == "Established")
-      ++status.done;
-    else if (status.missing.size() < 4)
-      status.missing.push_back(sw.name + ":" + itf + " " + state);
+    if (state == "Established") {
+      ++out.status.done;
+      continue;
+    }
+    out.not_established.push_back(itf);
+    if (out.status.missing.size() < 4) out.status.missing.push_back(sw.name + ":" + itf + " " + state);
   }
-  return status;
+  return out;
+}
+
+// Why one session of `sw` is not up, as its bgpd and zebra see it: bgpd's last reset reason
+// and whether zebra has heard a Router Advertisement from the peer (an unnumbered session
+// waits for the peer's link-local address from one), e.g. "leaf0: Waiting for Peer IPv6 LLA;
+// zebra received 0 RAs, knows no neighbour address".
+std::string DiagnoseSession(const LabPaths& paths, const ResolvedNode& sw, const std::string& itf) {
+  const std::string dir = paths.NodeDir(sw.name);
+  std::string out = itf + ":";
+  try {
+    const auto doc = nlohmann::json::parse(VtyCommand(dir + "/bgpd.vty", "show bgp neighbors " + itf + " json").output,
+                                           nullptr, false);
+    if (!doc.is_discarded() && doc.contains(itf)) out += " " + doc[itf].value("lastResetDueTo", std::string("no reset"));
+  } catch (const VtyError& e) {
+    out += std::string(" bgpd: ") + e.what();
+  }
+  try {
+    const std::string text = VtyCommand(dir + "/zebra.vty", "show interface " + itf).output;
+    const size_t rcvd = text.find("rcvd: ");
+    const size_t neighbours = text.find("Neighbor address");
+    out += "; zebra received " + (rcvd == std::string::npos ? std::string("?")
+                                                          : text.substr(rcvd + 6, text.find_first_not_of(
+                                                                                     "0123456789", rcvd + 6) - rcvd - 6)) +
+           " RAs, " + (neighbours == std::string::npos ? "knows no neighbour address" : "knows the neighbour");
+  } catch (const VtyError& e) {
+    out += std::string("; zebra: ") + e.what();
+  }
+  return out;
+}
+
+}  // namespace
+
+CheckStatus CheckSwitchBgp(const LabPaths& paths, const ResolvedNode& sw,
+                           const std::set<std::string>& interfaces) {
+  return AskSwitchBgp(paths, sw, interfaces).status;
 }
 
 void WaitForSwitchBgp(const LabPaths& paths, const ResolvedNode& sw,
                       const std::set<std::string>& interfaces, const std::vector<std::string>& watch,
                       Clock::time_point deadline) {
+  // A session still down this long after the start gets its peer asked for a Router
+  // Advertisement (see router_solicitation.h), and again at this interval.
+  constexpr std::chrono::seconds kSolicitEvery{5};
   const auto start = Clock::now();
-  CheckStatus status;
+  auto next_solicit = start + kSolicitEvery;
+  int solicitations = 0;
+  SwitchSessions sessions;
   WaitUntil(deadline, [&] {
     for (const std::string& daemon : watch)
       if (RunningDaemon(paths, sw, daemon).empty())
         throw std::runtime_error(sw.name + ": " + daemon + " exited after its start; see " +
                                  paths.NodeDir(sw.name) + "/" + daemon + ".log");
-    status = CheckSwitchBgp(paths, sw, interfaces);
-    return status.ok();
+    sessions = AskSwitchBgp(paths, sw, interfaces);
+    if (sessions.status.ok()) return true;
+    if (Clock::now() >= next_solicit) {
+      solicitations += SendRouterSolicitations(sw.netns, sessions.not_established);
+      next_solicit = Clock::now() + kSolicitEvery;
+    }
+    return false;
   }, [&] {
     const auto waited = std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - start);
-    return status.Summary(sw.name + ": BGP sessions Established after " +
-                          std::to_string(waited.count()) + " s:");
+    std::string why;
+    for (size_t i = 0; i < sessions.not_established.size() && i < 2; ++i)
+      why += (why.empty() ? "" : " | ") + DiagnoseSession(paths, sw, sessions.not_established[i]);
+    return sessions.status.Summary(sw.name + ": BGP sessions Established after " + std::to_string(waited.count()) +
+                                   " s:") +
+           "; " + why + "; " + std::to_string(solicitations) + " router solicitation(s) sent";
   });
 }
 

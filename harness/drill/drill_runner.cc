@@ -196,6 +196,12 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
     // before the backend: stop it first (a Ctrl-C during a drill crashed here).
     backend->StopObserving();
     recorder.Event({{"type", "drill"}, {"phase", "aborted"}});
+    // What went wrong is in the daemons' logs, which releasing the lab deletes.
+    try {
+      backend->CollectLogs(recorder);
+    } catch (const std::exception&) {
+    }
+    std::fprintf(stderr, "mrclab: drill: aborted; its events and FRR logs are in %s\n", recorder.dir().c_str());
     if (prepare && !o.keep_lab) backend->Release();
     throw;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <exception>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -65,13 +66,21 @@ class FaultExecutor {
     auto it = held_.find(f);
     if (it == held_.end()) return;
     const PlannedFault& pf = ctx_.plan.faults[f];
-    for (auto id = it->second.rbegin(); id != it->second.rend(); ++id) ctx_.backend.RevertFault(*id);
+    // Each part is tried once: one that cannot be reverted stays active in the lab's fault
+    // journal (mrclab fault revert, or destroy) instead of being waited for again here.
+    std::exception_ptr failed;
+    for (auto id = it->second.rbegin(); id != it->second.rend(); ++id) try {
+        ctx_.backend.RevertFault(*id);
+      } catch (...) {
+        if (!failed) failed = std::current_exception();
+      }
     if (pf.ev_deny)
       for (int ev : pf.ev_deny->evs) job_.SetEvDenied(pf.ev_deny->from, pf.ev_deny->to, ev, false);
     if (pf.port_disable) job_.SetPortEnabled(pf.port_disable->host, pf.port_disable->plane, true);
     held_.erase(it);
     run_.faults[f].windows.back().second = ctx_.backend.Now();
-    Changed(pf, w, "fault_reverted");
+    Changed(pf, w, failed ? "fault_revert_failed" : "fault_reverted");
+    if (failed) std::rethrow_exception(failed);
   }
 
   void RevertAll() {

@@ -3,6 +3,7 @@ against the real kernel and FRR, and check that nothing of a lab is left behind.
 import contextlib
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -80,6 +81,22 @@ def assert_nothing_left(name, pids=()):
                 if p.name.rsplit(".", 1)[-1] in {str(pid) for pid in pids}] \
         if Path("/var/tmp/frr").exists() else []
     assert not left_tmp, f"FRR temp dirs left: {left_tmp}"
+
+
+def post_mortem(stderr, lines=12):
+    """An aborted drill's stderr, followed by the ends of the FRR logs (kept in its run
+    directory) of every switch the error names: enough to see why from a CI log alone."""
+    text = stderr
+    found = re.search(r"FRR logs are in (\S+)", stderr)
+    if found:
+        logs = Path(found.group(1)) / "frr-logs"
+        for node in sorted(set(re.findall(r"\bp\d+-(?:spine|leaf)\d+\b", stderr))):
+            for daemon in ("bgpd", "zebra"):
+                log = logs / node / f"{daemon}.log"
+                if log.exists():
+                    tail = log.read_text(errors="replace").splitlines()[-lines:]
+                    text += f"\n--- {node}/{daemon}.log (end) ---\n" + "\n".join(tail)
+    return text
 
 
 def wait_for(predicate, timeout=60.0, what="condition"):

@@ -9,7 +9,7 @@ reasons; never fail."""
 import json
 from pathlib import Path
 
-from conftest import ROOT, assert_nothing_left, lab_file, mrclab
+from conftest import ROOT, assert_nothing_left, lab_file, mrclab, post_mortem
 
 LAB = "t-clos4"
 
@@ -19,7 +19,7 @@ def test_clos4_drill_end_to_end(tmp_path):
     out = mrclab("drill", ROOT / "scenarios" / "clos4-ride-through.yaml", "--lab", lab, "--out", tmp_path / "runs",
                  "--metrics", "off", "--quiet", "--json", check=False, timeout=900)
     # Exit 1 with nothing on stdout is a failed operation (deploy, a daemon), not an SLO.
-    assert out.returncode in (0, 1, 3) and out.stdout, (out.returncode, out.stderr)
+    assert out.returncode in (0, 1, 3) and out.stdout, (out.returncode, post_mortem(out.stderr))
     result = json.loads(out.stdout)
     assert out.returncode == {"pass": 0, "fail": 1, "inconclusive": 3}[result["verdict"]]
     fidelity = result["emulation_fidelity"]
