@@ -15,10 +15,10 @@ except ImportError as e:
     print(f"mrclab study: error: Python module {e.name} is missing: install Debian's python3-matplotlib "
           "(bash .ci/setup does)", file=sys.stderr)
     sys.exit(2)
-from mrclab_reports.studies import collisions, evs, ride_through  # noqa: E402
+from mrclab_reports.studies import collisions, evs, ride_through, spraying  # noqa: E402
 from mrclab_reports.studies.runner import BadArguments, StudyError  # noqa: E402
 
-STUDIES = {ride_through.NAME: ride_through, collisions.NAME: collisions, evs.NAME: evs}
+STUDIES = {ride_through.NAME: ride_through, spraying.NAME: spraying, collisions.NAME: collisions, evs.NAME: evs}
 
 HELP = """\
 Runs a study: simulated drills (ns-3 backend) over a generated fabric, from scratch, and writes
@@ -31,6 +31,9 @@ Studies:
   ride-through   one failure per row (link flap, blackholed optic, 1% gray loss, spine, leaf,
                  a plane) on an 8-plane fabric; MRC (srv6 and udp EVs) against RC (one QP and
                  several QPs per peer): interrupted or not, step time p99/p50, recovery time
+  spraying       RC with each chunk split over k = 1, 2, 4, 8 QPs per peer (single path per QP)
+                 against MRC spraying, fault-free and with leaf-spine links degraded or down:
+                 collective time, busiest link over mean, peak queue (Addanki et al.'s claim)
   collisions     fault-free: RC with 1, 2, 4, 8 QPs per peer over ECMP against MRC spraying
                  (udp and srv6 EVs): collective time, bus bandwidth, hottest link over mean
   evs            EVs per QP (8 ... 256) and min_active against a flap, a blackhole, a spine and

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace mrclab::harness {
@@ -10,6 +11,9 @@ struct LinkSample {
   int link = 0;     // index into ResolvedLab::links
   std::string end;  // "node:interface"
   uint64_t rx_packets = 0, tx_packets = 0, rx_dropped = 0, tx_dropped = 0;
+  // The most bytes its egress queue held since the run began; only a simulation knows it
+  // (the kernel keeps no high-water mark of a qdisc).
+  std::optional<uint64_t> queue_peak_bytes;
 };
 
 }  // namespace mrclab::harness

@@ -147,7 +147,7 @@ class NetnsBackend : public DrillBackend {
     if (!observer_) return out;
     for (const auto& l : observer_->LastLinkSamples())
       out.push_back({l.link, l.end, l.counters.rx_packets, l.counters.tx_packets, l.counters.rx_dropped,
-                     l.counters.tx_dropped});
+                     l.counters.tx_dropped, std::nullopt});
     return out;
   }
 

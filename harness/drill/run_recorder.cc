@@ -77,7 +77,7 @@ RunRecorder::RunRecorder(const std::string& out_root, const std::string& scenari
   evs_ = OpenAppend(dir_ + "/evs.csv");
   std::fputs("t,transport,qp,ev,plane,state,tx_data,tx_retransmits,losses\n", evs_);
   links_ = OpenAppend(dir_ + "/links.csv");
-  std::fputs("t,link,end,rx_packets,tx_packets,rx_dropped,tx_dropped\n", links_);
+  std::fputs("t,link,end,rx_packets,tx_packets,rx_dropped,tx_dropped,queue_peak_bytes\n", links_);
 }
 
 RunRecorder::~RunRecorder() {
@@ -98,10 +98,13 @@ void RunRecorder::EvSamples(const std::string& transport, double t, const std::v
 
 void RunRecorder::LinkSamples(double t, const std::vector<LinkSample>& links) {
   std::lock_guard lock(mu_);
-  for (const auto& l : links)
-    std::fprintf(links_, "%.3f,%d,%s,%llu,%llu,%llu,%llu\n", t, l.link, l.end.c_str(),
+  for (const auto& l : links) {
+    std::fprintf(links_, "%.3f,%d,%s,%llu,%llu,%llu,%llu,", t, l.link, l.end.c_str(),
                  static_cast<unsigned long long>(l.rx_packets), static_cast<unsigned long long>(l.tx_packets),
                  static_cast<unsigned long long>(l.rx_dropped), static_cast<unsigned long long>(l.tx_dropped));
+    if (l.queue_peak_bytes) std::fprintf(links_, "%llu", static_cast<unsigned long long>(*l.queue_peak_bytes));
+    std::fputs("\n", links_);
+  }
   std::fflush(links_);
 }
 

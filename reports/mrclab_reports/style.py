@@ -51,3 +51,19 @@ def png(fig):
     fig.savefig(buf, format="png", dpi=DPI, bbox_inches="tight", facecolor="white")
     plt.close(fig)
     return buf.getvalue()
+
+
+def grouped_bars(ax, groups, series, value, colours):
+    """One group of bars per name in `groups`, one bar per name in `series` (coloured by
+    `colours`, labelled in the first group); value(group, series) is the height, or None for
+    none (drawn as an x on the axis)."""
+    width = 0.8 / len(series)
+    for j, name in enumerate(series):
+        for i, group in enumerate(groups):
+            x = i + (j - (len(series) - 1) / 2) * width
+            height = value(group, name)
+            if height is None:
+                ax.plot(x, 0, "x", color=colours[name], markersize=7)
+            else:
+                ax.bar(x, height, width, color=colours[name], label=name if i == 0 else None)
+

@@ -60,6 +60,24 @@ def test_collisions_smoke(tmp_path):
     assert "| collective | rc-1qp | rc-4qp | mrc-udp | mrc-srv6 |" in (tmp_path / "collisions.md").read_text()
 
 
+def test_spraying_smoke(tmp_path):
+    proc = study("spraying", "--smoke", "--out", tmp_path, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    cells = json.loads((tmp_path / "spraying.json").read_text())["cells"]
+    fault_free, degraded, down = (f"all-to-all 1MiB, {c}" for c in
+                                  ("fault-free", "plane 0 at 25Gbit", "4 links of plane 0 down"))
+    assert set(cells) == {fault_free, degraded, down}
+    for row in cells.values():
+        assert set(row) == {"rc-1qp", "rc-4qp", "mrc-srv6"}
+        mrc = row["mrc-srv6"]  # spraying completes under every condition, its ports queued something
+        assert mrc["state"] == "completed" and mrc["collective_seconds"] > 0 and mrc["queue_peak_bytes"] > 0, row
+    for c in cells[fault_free].values():
+        assert c["state"] == "completed" and c["queue_peak_bytes"] > 0, c
+    assert cells[fault_free]["mrc-srv6"]["busiest_over_mean"] < cells[fault_free]["rc-1qp"]["busiest_over_mean"]
+    md = (tmp_path / "spraying.md").read_text()
+    assert "| collective, condition | rc-1qp | rc-4qp | mrc-srv6 |" in md and "peak queue" in md
+
+
 def test_study_help_and_bad_arguments(tmp_path):
     proc = study("--help")
     assert proc.returncode == 0 and "ride-through" in proc.stdout

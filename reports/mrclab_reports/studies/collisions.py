@@ -5,7 +5,6 @@ QPs per peer over ECMP; MRC spraying over udp EVs through ECMP and over srv6 EVs
 collective's time (p50 over the measured steps), its bus bandwidth, and how much more the
 hottest leaf-spine link carried than the mean fabric link (1.0: perfectly even)."""
 import csv
-import re
 import statistics
 from collections import defaultdict
 from pathlib import Path
@@ -16,7 +15,6 @@ from mrclab_reports.studies.runner import BadArguments, Drills, write_outputs
 
 NAME = "collisions"
 TITLE = "ECMP collisions: RC with more QPs per peer and MRC spraying, fault-free"
-FABRIC_END = re.compile(r"^p\d+-(leaf\d+:spine\d+|spine\d+:leaf\d+)$")
 
 
 def add_arguments(p):
@@ -35,14 +33,20 @@ def smoke(a):
     a.qps_list, a.evs = "1,4", 16
 
 
-def columns(a):
+def parse_qps(text):
+    """'1,2,4,8' -> [1, 2, 4, 8]: QPs per peer, each 1 to 64 (BadArguments otherwise)."""
     try:
-        qps = [int(q) for q in a.qps_list.split(",")]
+        qps = [int(q) for q in text.split(",")]
     except ValueError:
-        raise BadArguments(f"--qps-list {a.qps_list}: expected numbers separated by commas") from None
+        raise BadArguments(f"--qps-list {text}: expected numbers separated by commas") from None
     if not qps or any(q < 1 or q > 64 for q in qps):
-        raise BadArguments(f"--qps-list {a.qps_list}: every value must be 1 to 64")
-    cols = {f"rc-{q}qp": f"{{name: rc-{q}qp, transport: rc, ev_mode: udp, qps_per_peer: {q}}}" for q in qps}
+        raise BadArguments(f"--qps-list {text}: every value must be 1 to 64")
+    return qps
+
+
+def columns(a):
+    cols = {f"rc-{q}qp": f"{{name: rc-{q}qp, transport: rc, ev_mode: udp, qps_per_peer: {q}}}"
+            for q in parse_qps(a.qps_list)}
     cols["mrc-udp"] = f"{{name: mrc-udp, transport: mrc, ev_mode: udp, evs: {a.evs}}}"
     cols["mrc-srv6"] = f"{{name: mrc-srv6, transport: mrc, ev_mode: srv6, evs: {a.evs}}}"
     return cols
@@ -57,17 +61,10 @@ def measure(result):
             if row["phase"] != "warmup":
                 seconds.append(float(row["c0_seconds"]))
                 busbw.append(float(row["c0_busbw_gbps"]))
-    first, last = {}, {}
-    with open(run / "links.csv") as f:
-        for row in csv.DictReader(f):
-            if FABRIC_END.match(row["end"]):
-                first.setdefault(row["end"], int(row["tx_packets"]))
-                last[row["end"]] = int(row["tx_packets"])
-    load = [last[e] - first[e] for e in last]
-    mean = sum(load) / len(load) if load else 0
+    hottest_over_mean, _ = fabric.fabric_links(run)
     return {"collective_seconds": statistics.median(seconds) if seconds else None,
             "busbw_gbps": statistics.median(busbw) if busbw else None,
-            "hottest_over_mean": max(load) / mean if mean else None,
+            "hottest_over_mean": hottest_over_mean,
             "state": next(t["job"]["state"] for t in result["transports"])}
 
 
@@ -82,15 +79,10 @@ def cell_text(c, reference):
 def plot(rows, cols, cells):
     fig, axes = style.figure(11, 3.6, ncols=2)
     colours = style.transport_colours(cols)
-    width = 0.8 / len(cols)
     for ax, (field, scale, label) in zip(axes, (("collective_seconds", 1e3, "collective time p50 (ms)"),
                                                ("hottest_over_mean", 1, "hottest fabric link / mean"))):
-        for j, col in enumerate(cols):
-            for i, row in enumerate(rows):
-                value = cells[row][col][field]
-                if value is not None:
-                    ax.bar(i + (j - (len(cols) - 1) / 2) * width, value * scale, width, color=colours[col],
-                           label=col if i == 0 else None)
+        style.grouped_bars(ax, rows, cols, lambda row, col: None if cells[row][col][field] is None
+                           else cells[row][col][field] * scale, colours)
         ax.set_xticks(range(len(rows)), rows)
         ax.set_ylabel(label)
     axes[1].axhline(1, color="#999999", linewidth=0.8, linestyle="--")

@@ -1,6 +1,13 @@
 """The fabric, job and failures the studies share: options, the lab file, the scenario text, the
-failure rows, and one result cell (a transport over one or more seeds' drills)."""
+failure rows, one result cell (a transport over one or more seeds' drills), and what a run's
+links.csv says about the fabric's links."""
+import csv
+import re
+from pathlib import Path
+
 from mrclab_reports.studies.runner import BadArguments
+
+FABRIC_END = re.compile(r"^p\d+-(leaf\d+:spine\d+|spine\d+:leaf\d+)$")  # leaf-spine link ends
 
 
 def add_arguments(p, failures=True):
@@ -137,3 +144,19 @@ def cell_text(c):
     if c["bytes_lost"]:
         parts.append(f"{c['bytes_lost']} bytes lost")
     return ", ".join(parts)
+
+
+def fabric_links(run_dir):
+    """(busiest leaf-spine link end's packets over the mean of them all, the most bytes any
+    leaf-spine port queued) over a run, from its links.csv (None, 0 without samples)."""
+    first, last, peak = {}, {}, 0
+    with open(Path(run_dir) / "links.csv") as f:
+        for row in csv.DictReader(f):
+            if FABRIC_END.match(row["end"]):
+                first.setdefault(row["end"], int(row["tx_packets"]))
+                last[row["end"]] = int(row["tx_packets"])
+                peak = max(peak, int(row.get("queue_peak_bytes") or 0))
+    load = [last[e] - first[e] for e in last]
+    mean = sum(load) / len(load) if load else 0
+    return (max(load) / mean if mean else None), peak
+
