@@ -25,10 +25,16 @@ struct TwoNamespaces {
   std::string dir = std::filesystem::temp_directory_path() / ("mrclab-rs-test-" + std::to_string(getpid()));
   TwoNamespaces() {
     std::filesystem::create_directories(dir);
-    CreateNodeNamespaces(a, dir + "/a", "a");
-    CreateNodeNamespaces(b, dir + "/b", "b");
+    try {
+      CreateNodeNamespaces(a, dir + "/a", "a");
+      CreateNodeNamespaces(b, dir + "/b", "b");
+    } catch (...) {
+      Remove();
+      throw;
+    }
   }
-  ~TwoNamespaces() {
+  ~TwoNamespaces() { Remove(); }
+  void Remove() {  // what is not there is fine
     std::string why;
     DeleteNodeNamespaces(a, dir + "/a", &why);
     DeleteNodeNamespaces(b, dir + "/b", &why);

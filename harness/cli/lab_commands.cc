@@ -243,8 +243,9 @@ int Exec(const std::string& name, const std::string& node_name, std::vector<std:
 }
 
 int Graph(const std::string& name_or_file) {
+  std::error_code ec;  // a path too long to look up is a (bad) lab name
   emulator::ResolvedLab lab =
-      fs::exists(name_or_file) ? emulator::Resolve(emulator::ParseLabFile(name_or_file))
+      fs::exists(name_or_file, ec) ? emulator::Resolve(emulator::ParseLabFile(name_or_file))
                                : nx::LoadDeployedLab(name_or_file);
   std::cout << LabDot(lab);
   return 0;

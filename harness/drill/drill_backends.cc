@@ -16,7 +16,8 @@ using emulator::BackendKind;
 std::string SimulationLabFile(const Scenario& s, const DrillOptions& o) {
   const std::string lab = o.lab.empty() ? s.lab : o.lab;
   const std::string field = o.lab.empty() ? "lab" : "--lab";
-  if (!fs::is_regular_file(lab))
+  std::error_code ec;  // a path too long to look up is not a lab file either
+  if (!fs::is_regular_file(lab, ec))
     throw ScenarioError(s.file, field,
                         "'" + lab + "' is not a lab file; a simulation builds its lab from a file (deployed labs are "
                         "netns labs)");

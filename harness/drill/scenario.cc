@@ -307,14 +307,25 @@ std::string SecondsText(double seconds) {
   return buf;
 }
 
+// A path the system cannot even look up (too long, ...) counts as absent: where the lab is
+// loaded, that says why with the file named.
+bool Exists(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);
+}
+
 std::string ResolveLab(const std::string& value, const std::string& base_dir) {
   if (emulator::IsLabFilePath(value)) {
     fs::path p(value);
-    if (p.is_relative() && !fs::exists(p)) p = fs::path(base_dir) / p;
+    if (p.is_relative() && !Exists(p)) p = fs::path(base_dir) / p;
     return p.string();  // existence is checked where the lab is loaded, with the file named
   }
   const fs::path shipped = fs::path(base_dir) / ".." / "labs" / (value + ".yaml");
-  if (fs::exists(shipped)) return fs::weakly_canonical(shipped).string();
+  if (Exists(shipped)) {
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(shipped, ec);
+    return (ec ? shipped : canonical).string();
+  }
   return value;  // a deployed lab's name
 }
 
