@@ -5,6 +5,7 @@
 
 #include "emulator/errors.h"
 #include "emulator/netns/deploy.h"
+#include "emulator/netns/frr_daemons.h"
 #include "emulator/netns/host_sysctls.h"
 #include "emulator/netns/lab_state.h"
 #include "emulator/netns/namespaces.h"
@@ -61,11 +62,7 @@ DestroyReport Destroy(const std::string& lab_name) {
     if (IsOurs(p)) alive.push_back(p);
   report.processes = static_cast<int>(alive.size());
   report.killed = StopProcesses(alive, std::chrono::milliseconds(3000));
-  // FRR removes its /var/tmp/frr/<daemon>.<pid> directory on a clean exit only.
-  for (const OwnedProcess& p : alive) {
-    std::error_code ec;
-    fs::remove_all("/var/tmp/frr/" + p.comm + "." + std::to_string(p.pid), ec);
-  }
+  RemoveFrrTempDirs(alive);
 
   // Namespaces last: deleting one removes its veths, qdiscs and nftables tables with it.
   for (const JournalEntry& e : journal) {

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <stdexcept>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -101,15 +102,28 @@ void StopDaemons(const LabPaths& paths, const ResolvedNode& sw,
     for (OwnedProcess& p : RunningDaemon(paths, sw, daemon)) processes.push_back(std::move(p));
   if (processes.empty()) return;
   StopProcesses(processes, std::chrono::milliseconds(3000));
-  // FRR removes its /var/tmp/frr/<daemon>.<pid> directory on a clean exit only.
-  for (const OwnedProcess& p : processes) {
-    std::error_code ec;
-    std::filesystem::remove_all("/var/tmp/frr/" + p.comm + "." + std::to_string(p.pid), ec);
-  }
+  RemoveFrrTempDirs(processes);
   for (const OwnedProcess& p : processes)
     if (IsOurs(p))
       throw std::runtime_error(sw.name + ": " + p.comm + " (pid " + std::to_string(p.pid) +
                                ") did not stop");
+}
+
+void RemoveFrrTempDirs(const std::vector<OwnedProcess>& stopped) {
+  std::vector<std::string> left;
+  for (const OwnedProcess& p : stopped) left.push_back("/var/tmp/frr/" + p.comm + "." + std::to_string(p.pid));
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  auto pause = std::chrono::milliseconds(5);
+  for (;;) {
+    std::erase_if(left, [](const std::string& dir) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+      return !std::filesystem::exists(dir, ec);
+    });
+    if (left.empty() || Clock::now() >= deadline) return;
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(100));
+  }
 }
 
 std::vector<std::string> StartMissingDaemons(const ResolvedLab& lab, const LabPaths& paths,

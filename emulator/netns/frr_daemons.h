@@ -44,6 +44,12 @@ std::vector<OwnedProcess> RunningDaemon(const LabPaths& paths, const ResolvedNod
 void StopDaemons(const LabPaths& paths, const ResolvedNode& sw,
                  const std::vector<std::string>& daemons);
 
+// Removes the /var/tmp/frr/<daemon>.<pid> directories of stopped daemons (FRR removes its own
+// on a clean exit only). A daemon's last threads can still write there while its leader is
+// already a zombie, which makes a removal fail (not empty): each is removed until it stays gone,
+// polling for up to 5 s.
+void RemoveFrrTempDirs(const std::vector<OwnedProcess>& stopped);
+
 // Starts those of `daemons` that are not running, in DaemonsFor order; when zebra is among
 // them, the others start once it listens. Returns the daemons started. Throws
 // std::runtime_error naming the switch and daemon when one cannot start in time.
