@@ -1,5 +1,6 @@
 #include "emulator/strict_yaml.h"
 
+#include <filesystem>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -88,6 +89,16 @@ void Check(const YAML::Node& node, const std::string& path, int depth, const std
 }
 
 }  // namespace
+
+bool PathExists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec);
+}
+
+bool IsRegularFile(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(path, ec);
+}
 
 std::string ReadInputFile(const std::string& path) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.

@@ -22,6 +22,11 @@ constexpr size_t kMaxInputFileBytes = 1 << 20;  // 1 MiB: the shipped files are 
 constexpr int kMaxYamlDepth = 32;                // the shipped files nest 4 deep
 
 std::string ReadInputFile(const std::string& path);
+
+// Looking up a path a user gave: one the system cannot even look up (too long, ...) counts as
+// absent instead of throwing, so that the caller refuses it with the file and field named.
+bool PathExists(const std::string& path);
+bool IsRegularFile(const std::string& path);
 YAML::Node LoadStrictYaml(const std::string& text, const std::string& source);
 
 }  // namespace mrclab::emulator

@@ -110,6 +110,7 @@ void StopDaemons(const LabPaths& paths, const ResolvedNode& sw,
 }
 
 void RemoveFrrTempDirs(const std::vector<OwnedProcess>& stopped) {
+  // Not WaitUntil: destroy runs this after a Ctrl-C too, and a directory left is not an error.
   std::vector<std::string> left;
   for (const OwnedProcess& p : stopped) left.push_back("/var/tmp/frr/" + p.comm + "." + std::to_string(p.pid));
   const auto deadline = Clock::now() + std::chrono::seconds(5);
@@ -202,13 +203,15 @@ std::string DiagnoseSession(const LabPaths& paths, const ResolvedNode& sw, const
     out += std::string(" bgpd: ") + e.what();
   }
   try {
+    // "ND router advertisements sent: 119 rcvd: 125" ... "Neighbor address(s):"
     const std::string text = VtyCommand(dir + "/zebra.vty", "show interface " + itf).output;
-    const size_t rcvd = text.find("rcvd: ");
-    const size_t neighbours = text.find("Neighbor address");
-    out += "; zebra received " + (rcvd == std::string::npos ? std::string("?")
-                                                          : text.substr(rcvd + 6, text.find_first_not_of(
-                                                                                     "0123456789", rcvd + 6) - rcvd - 6)) +
-           " RAs, " + (neighbours == std::string::npos ? "knows no neighbour address" : "knows the neighbour");
+    std::string received = "?";
+    if (const size_t at = text.find("rcvd: "); at != std::string::npos) {
+      const size_t digits = at + 6;
+      received = text.substr(digits, text.find_first_not_of("0123456789", digits) - digits);
+    }
+    const bool knows = text.find("Neighbor address") != std::string::npos;
+    out += "; zebra received " + received + " RAs, " + (knows ? "knows the neighbour" : "knows no neighbour address");
   } catch (const VtyError& e) {
     out += std::string("; zebra: ") + e.what();
   }

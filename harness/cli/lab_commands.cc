@@ -6,7 +6,6 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -24,7 +23,6 @@
 namespace mrclab::harness {
 namespace {
 
-namespace fs = std::filesystem;
 namespace nx = emulator::netns;
 using emulator::NodeKind;
 using nlohmann::json;
@@ -243,9 +241,8 @@ int Exec(const std::string& name, const std::string& node_name, std::vector<std:
 }
 
 int Graph(const std::string& name_or_file) {
-  std::error_code ec;  // a path too long to look up is a (bad) lab name
   emulator::ResolvedLab lab =
-      fs::exists(name_or_file, ec) ? emulator::Resolve(emulator::ParseLabFile(name_or_file))
+      emulator::PathExists(name_or_file) ? emulator::Resolve(emulator::ParseLabFile(name_or_file))
                                : nx::LoadDeployedLab(name_or_file);
   std::cout << LabDot(lab);
   return 0;

@@ -1,7 +1,6 @@
 // Which backend a drill runs in, what it can do, and making it (drill_runner.h).
-#include <filesystem>
-
 #include "emulator/ns3/helper/ns3_backend.h"
+#include "emulator/strict_yaml.h"
 #include "harness/drill/drill_runner.h"
 #include "harness/drill/netns_backend.h"
 #include "mrc/core/qp_presets.h"
@@ -9,15 +8,13 @@
 namespace mrclab::harness {
 namespace {
 
-namespace fs = std::filesystem;
 using emulator::BackendKind;
 
 // The lab file a simulation builds: the scenario's (or --lab), which must be a file.
 std::string SimulationLabFile(const Scenario& s, const DrillOptions& o) {
   const std::string lab = o.lab.empty() ? s.lab : o.lab;
   const std::string field = o.lab.empty() ? "lab" : "--lab";
-  std::error_code ec;  // a path too long to look up is not a lab file either
-  if (!fs::is_regular_file(lab, ec))
+  if (!emulator::IsRegularFile(lab))
     throw ScenarioError(s.file, field,
                         "'" + lab + "' is not a lab file; a simulation builds its lab from a file (deployed labs are "
                         "netns labs)");

@@ -31,10 +31,7 @@ namespace nx = emulator::netns;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-bool IsDeployed(const std::string& name) {
-  std::error_code ec;  // a name too long to look up is not deployed
-  return fs::exists(nx::LabPaths(name).lab_json, ec);
-}
+bool IsDeployed(const std::string& name) { return emulator::PathExists(nx::LabPaths(name).lab_json); }
 
 std::string FirstLine(const std::vector<std::string>& argv) {
   std::string out;
@@ -186,8 +183,7 @@ NetnsLab FindNetnsLab(const Scenario& s, const std::string& lab_override) {
   NetnsLab out{lab_override.empty() ? s.lab : lab_override, lab_override.empty() ? "lab" : "--lab", {}};
   const std::string& lab = out.reference;
   const bool path_like = emulator::IsLabFilePath(lab);
-  std::error_code ec;  // a path too long to look up is absent
-  if (fs::exists(lab, ec) && (path_like || fs::is_regular_file(lab, ec))) {
+  if (emulator::PathExists(lab) && (path_like || emulator::IsRegularFile(lab))) {
     try {
       out.file_text = emulator::ReadInputFile(lab);  // refuses FIFOs, devices, huge files
     } catch (const emulator::LabError& e) {

@@ -307,21 +307,14 @@ std::string SecondsText(double seconds) {
   return buf;
 }
 
-// A path the system cannot even look up (too long, ...) counts as absent: where the lab is
-// loaded, that says why with the file named.
-bool Exists(const fs::path& p) {
-  std::error_code ec;
-  return fs::exists(p, ec);
-}
-
 std::string ResolveLab(const std::string& value, const std::string& base_dir) {
   if (emulator::IsLabFilePath(value)) {
     fs::path p(value);
-    if (p.is_relative() && !Exists(p)) p = fs::path(base_dir) / p;
+    if (p.is_relative() && !emulator::PathExists(p)) p = fs::path(base_dir) / p;
     return p.string();  // existence is checked where the lab is loaded, with the file named
   }
   const fs::path shipped = fs::path(base_dir) / ".." / "labs" / (value + ".yaml");
-  if (Exists(shipped)) {
+  if (emulator::PathExists(shipped)) {
     std::error_code ec;
     const fs::path canonical = fs::weakly_canonical(shipped, ec);
     return (ec ? shipped : canonical).string();

@@ -19,13 +19,7 @@ TITLE = "ECMP collisions: RC with more QPs per peer and MRC spraying, fault-free
 
 def add_arguments(p):
     fabric.add_arguments(p, failures=False)
-    # One job host per leaf (at the default 1,024 hosts, 32 per leaf): every rank pair crosses the
-    # spines, where ECMP decides. 32 hosts x 32 udp EVs is what an all-to-all's source ports allow.
-    p.set_defaults(job_hosts=32)
-    p.add_argument("--qps-list", default="1,2,4,8", help="QPs per peer of the RC columns (1,2,4,8)")
-    p.add_argument("--evs", type=int, default=32, help="EVs per MRC QP (32)")
-    p.add_argument("--collectives", default="all_reduce,all_to_all",
-                   help="rows: collectives of --size each (all_reduce,all_to_all)")
+    fabric.add_split_arguments(p)
 
 
 def smoke(a):
@@ -33,20 +27,8 @@ def smoke(a):
     a.qps_list, a.evs = "1,4", 16
 
 
-def parse_qps(text):
-    """'1,2,4,8' -> [1, 2, 4, 8]: QPs per peer, each 1 to 64 (BadArguments otherwise)."""
-    try:
-        qps = [int(q) for q in text.split(",")]
-    except ValueError:
-        raise BadArguments(f"--qps-list {text}: expected numbers separated by commas") from None
-    if not qps or any(q < 1 or q > 64 for q in qps):
-        raise BadArguments(f"--qps-list {text}: every value must be 1 to 64")
-    return qps
-
-
 def columns(a):
-    cols = {f"rc-{q}qp": f"{{name: rc-{q}qp, transport: rc, ev_mode: udp, qps_per_peer: {q}}}"
-            for q in parse_qps(a.qps_list)}
+    cols = fabric.rc_columns(a)
     cols["mrc-udp"] = f"{{name: mrc-udp, transport: mrc, ev_mode: udp, evs: {a.evs}}}"
     cols["mrc-srv6"] = f"{{name: mrc-srv6, transport: mrc, ev_mode: srv6, evs: {a.evs}}}"
     return cols
@@ -96,9 +78,7 @@ def run(a, work, out, jobs, quiet):
     if a.seeds != 1:
         raise BadArguments("--seeds: this study has no failures to draw; it runs one seed (--seed)")
     cols = columns(a)
-    rows = [c.strip() for c in a.collectives.split(",") if c.strip()]
-    if not rows or any(r not in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all") for r in rows):
-        raise BadArguments(f"--collectives {a.collectives}: expected all_reduce, all_gather, reduce_scatter or all_to_all")
+    rows = fabric.collectives(a.collectives)
     lab = work / "fabric.yaml"
     lab.write_text(fabric.lab_text(a))
     scenarios = {}

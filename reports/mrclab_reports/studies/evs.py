@@ -25,16 +25,6 @@ def smoke(a):
     a.evs_list = "8,32"
 
 
-def parse_list(text, option):
-    try:
-        values = [int(v) for v in text.split(",")]
-    except ValueError:
-        raise BadArguments(f"{option} {text}: expected numbers separated by commas") from None
-    if not values or any(v < 1 or v > 256 for v in values):
-        raise BadArguments(f"{option} {text}: every value must be 1 to 256")
-    return values
-
-
 def min_active_values(spec, evs):
     """'1,90%' at 64 EVs -> [1, 57]: each a number or a percentage of the EVs, at most evs."""
     out = []
@@ -87,7 +77,7 @@ def plot(evs_list, floors, failures, cells):
 
 def run(a, work, out, jobs, quiet):
     fabric.check(a)
-    evs_list = parse_list(a.evs_list, "--evs-list")
+    evs_list = fabric.int_list(a.evs_list, "--evs-list", 256)
     floors = {e: min_active_values(a.min_active, e) for e in evs_list}
     lab = work / "fabric.yaml"
     lab.write_text(fabric.lab_text(a))

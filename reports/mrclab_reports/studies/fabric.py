@@ -28,6 +28,45 @@ def add_arguments(p, failures=True):
                         "that rode through (1)")
 
 
+def add_split_arguments(p):
+    """The options of the studies that set RC split over k QPs per peer against MRC spraying
+    (collisions, spraying), fault-free collectives on one job host per leaf."""
+    # One job host per leaf (at the default 1,024 hosts, 32 per leaf): every rank pair crosses the
+    # spines, where ECMP decides. 32 hosts x 32 udp EVs is what an all-to-all's source ports allow.
+    p.set_defaults(job_hosts=32)
+    p.add_argument("--qps-list", default="1,2,4,8",
+                   help="QPs per peer of the RC columns, each chunk split over them (1,2,4,8)")
+    p.add_argument("--evs", type=int, default=32, help="EVs per MRC QP (32)")
+    p.add_argument("--collectives", default="all_reduce,all_to_all",
+                   help="the rows' collectives, of --size each (all_reduce,all_to_all)")
+
+
+def int_list(text, option, high):
+    """'1,2,4,8' -> [1, 2, 4, 8], each 1 to high (BadArguments naming the option otherwise)."""
+    try:
+        values = [int(v) for v in text.split(",")]
+    except ValueError:
+        raise BadArguments(f"{option} {text}: expected numbers separated by commas") from None
+    if not values or any(v < 1 or v > high for v in values):
+        raise BadArguments(f"{option} {text}: every value must be 1 to {high}")
+    return values
+
+
+def collectives(text):
+    """'all_reduce,all_to_all' -> ['all_reduce', 'all_to_all'] (BadArguments for an unknown one)."""
+    kinds = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
+    out = [c.strip() for c in text.split(",") if c.strip()]
+    if not out or any(c not in kinds for c in out):
+        raise BadArguments(f"--collectives {text}: expected all_reduce, all_gather, reduce_scatter or all_to_all")
+    return out
+
+
+def rc_columns(a):
+    """{name: transport line}: RC over ECMP with each chunk split over k QPs per peer, k in --qps-list."""
+    return {f"rc-{q}qp": f"{{name: rc-{q}qp, transport: rc, ev_mode: udp, qps_per_peer: {q}}}"
+            for q in int_list(a.qps_list, "--qps-list", 64)}
+
+
 def smoke(a):
     """32 hosts on 8 planes of 4 leaves and 4 spines, a job on 16 of them."""
     a.hosts, a.hosts_per_leaf, a.spines, a.job_hosts, a.size = 32, 8, 4, 16, "1MiB"

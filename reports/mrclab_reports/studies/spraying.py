@@ -14,22 +14,15 @@ from pathlib import Path
 
 from mrclab_reports import style
 from mrclab_reports.studies import fabric
-from mrclab_reports.studies.collisions import parse_qps
 from mrclab_reports.studies.runner import BadArguments, Drills, write_outputs
 
 NAME = "spraying"
 TITLE = "Spraying against single path with k-way flow splitting: congestion, and where the claim stops holding"
-COLLECTIVES = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all")
 
 
 def add_arguments(p):
     fabric.add_arguments(p, failures=False)
-    # One job host per leaf, as in the collisions study: every rank pair crosses the spines.
-    p.set_defaults(job_hosts=32)
-    p.add_argument("--qps-list", default="1,2,4,8", help="k, the QPs per peer a chunk is split over (1,2,4,8)")
-    p.add_argument("--evs", type=int, default=32, help="EVs per MRC QP (32)")
-    p.add_argument("--collectives", default="all_reduce,all_to_all",
-                   help="collectives of --size each, one row per condition (all_reduce,all_to_all)")
+    fabric.add_split_arguments(p)  # as the collisions study: one job host per leaf
     p.add_argument("--links", type=int, default=32,
                    help="leaf-spine links of plane 0 the failed row takes down, drawn with the seed (32)")
     p.add_argument("--degraded-rate", default="25Gbit",
@@ -59,8 +52,7 @@ def conditions(a):
 
 
 def columns(a):
-    cols = {f"rc-{q}qp": f"{{name: rc-{q}qp, transport: rc, ev_mode: udp, qps_per_peer: {q}}}"
-            for q in parse_qps(a.qps_list)}
+    cols = fabric.rc_columns(a)
     cols["mrc-srv6"] = f"{{name: mrc-srv6, transport: mrc, ev_mode: srv6, evs: {a.evs}}}"
     return cols
 
@@ -141,9 +133,7 @@ def run(a, work, out, jobs, quiet):
     if a.links < 1:
         raise BadArguments(f"--links {a.links}: must be at least 1")
     cols = columns(a)
-    collectives = [c.strip() for c in a.collectives.split(",") if c.strip()]
-    if not collectives or any(c not in COLLECTIVES for c in collectives):
-        raise BadArguments(f"--collectives {a.collectives}: expected {', '.join(COLLECTIVES)}")
+    collectives = fabric.collectives(a.collectives)
     lab = work / "fabric.yaml"
     lab.write_text(fabric.lab_text(a))
     scenarios, rows, labels, faulted, fault_free_row = {}, [], [], {}, {}
