@@ -101,7 +101,7 @@ class Parser {
 
     LabSpec spec;
     spec.source = source_;
-    auto keys = MapEntries(root, "", {"name", "clos", "routing", "link_rate", "link_delay", "mtu", "bfd_interval", "nodes", "links"});
+    auto keys = MapEntries(root, "", {"name", "clos", "routing", "link_rate", "link_delay", "mtu", "bfd_interval", "nodes", "links", "sysctls"});
 
     if (!keys.count("name")) Fail("name", "required");
     spec.name = Scalar(keys["name"], "name");
@@ -175,6 +175,7 @@ class Parser {
     if (keys.count("nodes")) ParseNodes(keys["nodes"], spec);
     if (spec.nodes.empty()) Fail("nodes", "the lab has no nodes: give a clos block or nodes");
     if (keys.count("links")) ParseLinks(keys["links"], spec);
+    if (keys.count("sysctls")) ParseSysctls(keys["sysctls"], spec);
     return spec;
   }
 
@@ -262,6 +263,69 @@ class Parser {
       Fail("clos", "the fabric would have " + std::to_string(links) + " links, more than the " +
                        std::to_string(kMaxClosLinks) + " mrclab can plan (131,072 hosts on 8 planes have 2,097,152)");
     return c;
+  }
+
+  // sysctls: [{match: {node|kind|role|plane: ...}, set: {net.KEY: VALUE, ...}}, ...]
+  void ParseSysctls(const YAML::Node& n, LabSpec& spec) {
+    if (!n.IsSequence()) Fail("sysctls", std::string("expected a list of {match, set}, got ") + KindText(n));
+    for (size_t i = 0; i < n.size(); ++i) {
+      SysctlSpec s;
+      s.field = "sysctls[" + std::to_string(i) + "]";
+      if (!n[i].IsMap()) Fail(s.field, std::string("expected a mapping with match and set, got ") + KindText(n[i]));
+      auto keys = MapEntries(n[i], s.field, {"match", "set"});
+      if (keys.count("match")) {
+        const std::string path = s.field + ".match";
+        if (!keys["match"].IsMap()) Fail(path, std::string("expected a mapping, got ") + KindText(keys["match"]));
+        auto m = MapEntries(keys["match"], path, {"node", "kind", "role", "plane"});
+        if (m.count("node")) {
+          s.node = Scalar(m["node"], path + ".node");
+          if (!node_kinds_.count(*s.node)) Fail(path + ".node", "unknown node '" + *s.node + "'");
+        }
+        if (m.count("kind")) {
+          const std::string kind = Scalar(m["kind"], path + ".kind");
+          if (kind != "switch" && kind != "host") Fail(path + ".kind", "'" + kind + "' must be switch or host");
+          s.kind = kind == "switch" ? NodeKind::kSwitch : NodeKind::kHost;
+        }
+        if (m.count("role")) {
+          const std::string role = Scalar(m["role"], path + ".role");
+          if (role != "spine" && role != "leaf") Fail(path + ".role", "'" + role + "' must be spine or leaf");
+          s.role = role == "spine" ? SwitchRole::kSpine : SwitchRole::kLeaf;
+        }
+        if (m.count("plane")) {
+          const YAML::Node& v = m["plane"];
+          s.plane = v.IsScalar() ? Integer(v.Scalar(), kMaxPlanes - 1) : std::nullopt;
+          if (!s.plane) Fail(path + ".plane", "must be an integer from 0 to 14");
+        }
+      }
+      if (!keys.count("set")) Fail(s.field + ".set", "required: a mapping of net.* settings to values");
+      const std::string path = s.field + ".set";
+      if (!keys["set"].IsMap() || keys["set"].size() == 0)
+        Fail(path, "expected a non-empty mapping of net.* settings to values");
+      for (const auto& kv : keys["set"]) {
+        const std::string key = kv.first.Scalar();
+        const std::string field = path + "." + key;
+        if (!ValidSysctlKey(key))
+          Fail(field, key.rfind("net.", 0) == 0 ? "not a sysctl name (net.<a-z0-9_-> parts joined by dots)"
+                                                : "only net.* settings are per network namespace; this one would "
+                                                  "change the whole machine");
+        const std::string value = Scalar(kv.second, field);
+        if (value.size() > 256 || value.find_first_of("\n\r/") != std::string::npos)
+          Fail(field, "the value must be one line of at most 256 characters without '/'");
+        s.settings.emplace_back(key, value);
+      }
+      spec.sysctls.push_back(std::move(s));
+    }
+  }
+
+  static bool ValidSysctlKey(const std::string& key) {
+    if (key.rfind("net.", 0) != 0 || key.size() > 200 || key.back() == '.') return false;
+    for (size_t i = 0; i < key.size(); ++i) {
+      const char c = key[i];
+      if (c == '.' && key[i - 1] == '.') return false;
+      if (!(IsDigit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '-' || c == '.'))
+        return false;
+    }
+    return true;
   }
 
   void ParseNodes(const YAML::Node& n, LabSpec& spec) {

@@ -56,6 +56,18 @@ struct LinkSpec {
   EndpointSpec a, b;
 };
 
+// Kernel settings for the nodes a selector matches (`sysctls:` in a lab file): what real switches
+// tune, such as the ECMP hash policy or the neighbour table's limits. Only net.* settings, which
+// every network namespace has its own copy of; applied after mrclab's own, in file order.
+struct SysctlSpec {
+  std::string field;                    // "sysctls[2]", for errors found when they are applied
+  std::optional<std::string> node;      // match: this node
+  std::optional<NodeKind> kind;         // match: switches or hosts
+  std::optional<SwitchRole> role;       // match: spines or leaves
+  std::optional<int> plane;             // match: switches of this plane
+  std::vector<std::pair<std::string, std::string>> settings;  // "net.ipv6.fib_multipath_hash_policy" -> "0"
+};
+
 // A link's MTU (bytes of IPv6 packet): the default, and the range a lab may set with `mtu:`.
 inline constexpr uint32_t kDefaultLinkMtu = 1500, kMinLinkMtu = 1280, kMaxLinkMtu = 9216;
 
@@ -74,6 +86,7 @@ struct LabSpec {
   std::optional<uint64_t> bfd_interval_ns;  // "300ms", "1s"... ; none: DefaultBfdInterval (resolved_lab.h)
   std::vector<NodeSpec> nodes;  // generated nodes first (if clos), then explicit ones
   std::vector<LinkSpec> links;  // generated links first (if clos), then explicit ones
+  std::vector<SysctlSpec> sysctls;
 };
 
 LabSpec ParseLabFile(const std::string& path);

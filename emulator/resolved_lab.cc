@@ -320,6 +320,11 @@ nlohmann::json ResolvedLab::ToJson() const {
       routes.push_back({{"prefix", r.prefix}, {"next_hops", hops}});
     }
     jn["routes"] = routes;
+    if (!n.sysctls.empty()) {
+      json sysctls = json::object();
+      for (const ResolvedNode::Sysctl& s : n.sysctls) sysctls[s.key] = s.value;
+      jn["sysctls"] = sysctls;
+    }
     node_list.push_back(jn);
   }
   j["nodes"] = node_list;
@@ -356,6 +361,31 @@ uint64_t DefaultBfdIntervalNs(size_t fabric_links) {
   const uint64_t ms = std::max(kFrrDefaultMs, (needed_ms + kStepMs - 1) / kStepMs * kStepMs);
   return ms * 1000000;
 }
+
+namespace {
+
+bool Matches(const SysctlSpec& s, const ResolvedNode& n) {
+  if (s.node && *s.node != n.name) return false;
+  if (s.kind && *s.kind != n.kind) return false;
+  if ((s.role || s.plane) && n.kind != NodeKind::kSwitch) return false;  // roles and planes are switches'
+  if (s.role && *s.role != n.role) return false;
+  return !s.plane || *s.plane == n.plane;
+}
+
+// The lab file's sysctls onto the nodes they match, in file order (a later one wins).
+void AttachSysctls(const LabSpec& spec, ResolvedLab& lab) {
+  for (const SysctlSpec& s : spec.sysctls) {
+    bool any = false;
+    for (ResolvedNode& n : lab.nodes) {
+      if (!Matches(s, n)) continue;
+      any = true;
+      for (const auto& [key, value] : s.settings) n.sysctls.push_back({key, value, s.field + ".set." + key});
+    }
+    if (!any) throw LabError(spec.source, s.field + ".match", "matches no node of the lab");
+  }
+}
+
+}  // namespace
 
 ResolvedLab Resolve(const LabSpec& spec, const ResolveOptions& options) {
   auto fail = [&](const std::string& field, const std::string& reason) {
@@ -556,6 +586,7 @@ ResolvedLab Resolve(const LabSpec& spec, const ResolveOptions& options) {
     std::sort(n.ports.begin(), n.ports.end(),
               [](const auto& x, const auto& y) { return x.plane < y.plane; });
   }
+  AttachSysctls(spec, lab);
 
   if (!options.routes) {
     lab.IndexNodes();

@@ -75,6 +75,11 @@ struct ResolvedNode {
   // their leaf (both modes). Switches: in static mode, every plane subnet, switch locator and
   // host uSID via shortest paths (ECMP); in bgp mode only leaves' routes to their hosts' uSIDs.
   std::vector<Route> routes;
+  // The lab file's sysctls that match this node, in file order: (key with dots, value, field).
+  struct Sysctl {
+    std::string key, value, field;
+  };
+  std::vector<Sysctl> sysctls;
 };
 
 struct ResolvedLink {

@@ -714,3 +714,68 @@ TEST(ResolveErrorTest, HandBuiltSpecsAreChecked) {
 
 }  // namespace
 }  // namespace mrclab::emulator
+
+namespace mrclab::emulator {
+namespace {
+
+TEST(ResolveSysctls, SelectorsPickNodesAndLaterEntriesWin) {
+  const ResolvedLab lab = FromText(
+      "name: t\nclos: {planes: 2, spines_per_plane: 2, leaves_per_plane: 2, hosts: 4, hosts_per_leaf: 2}\n"
+      "sysctls:\n"
+      "  - set: {net.ipv6.neigh.default.gc_thresh3: 8192}\n"
+      "  - match: {role: leaf, plane: 0}\n    set: {net.ipv6.fib_multipath_hash_policy: 0}\n"
+      "  - match: {node: p0-leaf1}\n    set: {net.ipv6.fib_multipath_hash_policy: 2}\n"
+      "  - match: {kind: host}\n    set: {net.ipv6.conf.all.accept_ra: 0}\n");
+  auto keys = [&](const std::string& node) {
+    std::vector<std::string> out;
+    for (const auto& s : lab.FindNode(node)->sysctls) out.push_back(s.key + "=" + s.value);
+    return out;
+  };
+  EXPECT_EQ(keys("p0-spine0"), std::vector<std::string>{"net.ipv6.neigh.default.gc_thresh3=8192"});
+  EXPECT_EQ(keys("p1-leaf0"), std::vector<std::string>{"net.ipv6.neigh.default.gc_thresh3=8192"});
+  EXPECT_EQ(keys("p0-leaf1"), (std::vector<std::string>{"net.ipv6.neigh.default.gc_thresh3=8192",
+                                                        "net.ipv6.fib_multipath_hash_policy=0",
+                                                        "net.ipv6.fib_multipath_hash_policy=2"}));
+  EXPECT_EQ(keys("host0"), (std::vector<std::string>{"net.ipv6.neigh.default.gc_thresh3=8192",
+                                                     "net.ipv6.conf.all.accept_ra=0"}));
+  EXPECT_EQ(lab.FindNode("p0-leaf1")->sysctls[2].field, "sysctls[2].set.net.ipv6.fib_multipath_hash_policy");
+  // The plan shows what each node gets, the later value of a key winning.
+  const nlohmann::json j = lab.ToJson();
+  for (const auto& n : j["nodes"]) {
+    if (n["name"] == "p0-leaf1") {
+      EXPECT_EQ(n["sysctls"]["net.ipv6.fib_multipath_hash_policy"], "2");
+    }
+  }
+}
+
+TEST(ResolveSysctls, ErrorsNameTheField) {
+  const std::string base =
+      "name: t\nclos: {planes: 1, spines_per_plane: 1, leaves_per_plane: 1, hosts: 1, hosts_per_leaf: 1}\n";
+  auto error = [&](const std::string& extra) {
+    try {
+      FromText(base + extra);
+    } catch (const LabError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("sysctls:\n  - set: {kernel.pid_max: 1}\n"),
+            "t.yaml: sysctls[0].set.kernel.pid_max: only net.* settings are per network namespace; this one "
+            "would change the whole machine");
+  EXPECT_EQ(error("sysctls:\n  - match: {plane: 3}\n    set: {net.core.somaxconn: 1}\n"),
+            "t.yaml: sysctls[0].match: matches no node of the lab");
+  EXPECT_EQ(error("sysctls:\n  - match: {node: nope}\n    set: {net.core.somaxconn: 1}\n"),
+            "t.yaml: sysctls[0].match.node: unknown node 'nope'");
+  EXPECT_EQ(error("sysctls:\n  - match: {role: core}\n    set: {net.core.somaxconn: 1}\n"),
+            "t.yaml: sysctls[0].match.role: 'core' must be spine or leaf");
+  EXPECT_EQ(error("sysctls:\n  - set: {}\n"),
+            "t.yaml: sysctls[0].set: expected a non-empty mapping of net.* settings to values");
+  EXPECT_EQ(error("sysctls:\n  - set: {net.core.somaxconn: \"1/../x\"}\n"),
+            "t.yaml: sysctls[0].set.net.core.somaxconn: the value must be one line of at most 256 characters "
+            "without '/'");
+  EXPECT_EQ(error("sysctls: {net.core.somaxconn: 1}\n"),
+            "t.yaml: sysctls: expected a list of {match, set}, got a mapping");
+}
+
+}  // namespace
+}  // namespace mrclab::emulator

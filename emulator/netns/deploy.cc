@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -33,7 +34,7 @@ constexpr const char* kSrv6Device = "sr0";
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-void SetSysctls(const ResolvedNode& node, int ns_fd) {
+void SetSysctls(const ResolvedLab& lab, const ResolvedNode& node, int ns_fd) {
   const bool is_switch = node.kind == NodeKind::kSwitch;
   const std::vector<std::pair<std::string, std::string>> settings = {
       {"net/ipv6/conf/all/accept_dad", "0"},
@@ -48,6 +49,17 @@ void SetSysctls(const ResolvedNode& node, int ns_fd) {
       {"net/ipv6/route/max_size", "1048576"},
   };
   for (const auto& [key, value] : settings) WriteSysctl(ns_fd, key, value);
+  // The lab file's own, after mrclab's (they may override them); a value the kernel refuses
+  // fails the deploy, which rolls back.
+  for (const ResolvedNode::Sysctl& s : node.sysctls) {
+    std::string path = s.key;
+    std::replace(path.begin(), path.end(), '.', '/');
+    try {
+      WriteSysctl(ns_fd, path, s.value);
+    } catch (const std::exception& e) {
+      throw LabError(lab.source, s.field, "'" + s.value + "' cannot be set on " + node.name + ": " + e.what());
+    }
+  }
 }
 
 // Links, addresses, host routes and SRv6 behaviours of one node, in one netlink batch.
@@ -224,7 +236,7 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
       CreateNodeNamespaces(node.netns, paths.UtsPath(node.name), node.name);
       ns_fd[node.name] = OpenNetns(node.netns);
       uts_fd[node.name] = OpenPath(paths.UtsPath(node.name));
-      SetSysctls(node, ns_fd[node.name].get());
+      SetSysctls(lab, node, ns_fd[node.name].get());
       progress.Update(std::to_string(ns_fd.size()) + "/" + std::to_string(lab.nodes.size()));
     }
     report.namespaces_s = Since(t);

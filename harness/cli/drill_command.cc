@@ -1,8 +1,10 @@
 #include "harness/cli/drill_command.h"
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "emulator/netns/lab_state.h"
 #include "harness/cli/report_command.h"
@@ -21,6 +23,7 @@ struct DrillArgs {
   std::string backend;
   DrillOptions options;
   std::string metrics = "127.0.0.1:9464";
+  std::optional<uint64_t> seed;
   bool json = false, quiet = false, check = false, report = false;
 };
 
@@ -50,7 +53,7 @@ int Check(const Scenario& s, const DrillArgs& a) {
       : metrics_problem.empty() ? a.metrics
                                 : a.metrics + " is taken (" + metrics_problem + "): a free port will be used";
   if (a.json) {
-    std::cout << nlohmann::json{{"scenario", s.name}, {"lab", plan.name}, {"backend", backend},
+    std::cout << nlohmann::json{{"scenario", s.name}, {"seed", s.seed}, {"lab", plan.name}, {"backend", backend},
                                 {"job_hosts", job_hosts}, {"mtu", JobMtu(s, plan)}, {"lab_mtu", plan.mtu},
                                 {"jobs", ToJson(jobs)}, {"capacity", machine.json},
                                 {"faults", faults.ToJson()}, {"schedule_seconds", faults.end_seconds},
@@ -101,6 +104,10 @@ void AddDrillCommand(CLI::App& app, int& exit_status) {
                   "netns: an emulated lab (namespaces, FRR, kernel SRv6; real time); ns3: the same lab simulated "
                   "(virtual time; no FRR). Default: the scenario's backend key, else netns")
       ->check(CLI::IsMember({"netns", "ns3"}));
+  cmd->add_option("--seed", a.seed,
+                  "Use this seed instead of the scenario's (random flap times, the simulation's randomness); "
+                  "recorded in result.json")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
   cmd->add_flag("--keep-lab", a.options.keep_lab, "Leave a lab the drill deployed in place");
   cmd->add_flag("--check", a.check,
                 "Validate the scenario, show its fault plan, each job's footprint and (emulated labs) its demand on "
@@ -123,7 +130,8 @@ void AddDrillCommand(CLI::App& app, int& exit_status) {
       "  or a planned fault window was not reached: see result.json), 130 interrupted.\n"
       "Live metrics: curl -s http://127.0.0.1:9464/metrics | grep mrclab_");
   cmd->callback([&exit_status, cmd] {
-    const Scenario s = ParseScenarioFile(a.scenario);
+    Scenario s = ParseScenarioFile(a.scenario);
+    if (a.seed) s.seed = *a.seed;
     // --metrics on the command line: that address or an error; the default may fall back.
     a.options.metrics_free_port_if_taken = cmd->count("--metrics") == 0;
     if (!a.backend.empty()) a.options.backend = emulator::ParseBackend(a.backend);

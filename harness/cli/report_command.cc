@@ -97,6 +97,12 @@ void AddReportCommands(CLI::App& app, int& exit_status) {
                  "worse; writes compare.html and compare.md",
                  "Usage: mrclab compare RUN_A RUN_B ... [--out DIR]   (mrclab compare --help for details)",
                  exit_status);
+  AddPassThrough(app, "validate", "validate.py",
+                 "Does a change make training ride through worse? Runs scenarios N times on a baseline and a "
+                 "candidate lab and says, per figure, better, same or worse, by how much and with what confidence",
+                 "Usage: mrclab validate --baseline LAB_A --candidate LAB_B SCENARIO... [--runs N]   "
+                 "(mrclab validate --help for details)",
+                 exit_status);
   AddPassThrough(app, "study", "study.py",
                  "Run a study at cluster scale in simulation (simulated drills over a generated fabric) and write "
                  "its table and plot to reports/studies/",

@@ -38,7 +38,10 @@ void CheckBackendSupport(const Scenario& s, const DrillOptions& o) {
   if (backend == BackendKind::kNetns && s.job.timers == TimerScale::kFabric)
     throw ScenarioError(s.file, "job.timers",
                         "fabric (µs) timers need virtual time: use --backend ns3, or timers: realtime");
-  if (backend == BackendKind::kNs3) SimulationLabFile(s, o);
+  if (backend == BackendKind::kNs3 && !emulator::ParseLabFile(SimulationLabFile(s, o)).sysctls.empty())
+    throw emulator::LabError(SimulationLabFile(s, o), "sysctls",
+                             "kernel settings are not modelled by the ns3 backend (they need the emulated lab: "
+                             "--backend netns)");
 }
 
 emulator::ResolvedLab DrillLabPlan(const Scenario& s, const DrillOptions& o) {

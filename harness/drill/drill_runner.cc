@@ -35,6 +35,9 @@ json RunJson(const TransportRun& run, const Scenario& s) {
           {"evs", run.transport.evs},
           {"qps_per_peer", run.transport.qps_per_peer},
           {"min_active", run.transport.min_active ? json(*run.transport.min_active) : json(nullptr)},
+          {"ack_timeout_seconds", run.transport.ack_timeout_seconds ? json(*run.transport.ack_timeout_seconds)
+                                                                    : json(nullptr)},
+          {"retry_count", run.transport.retry_count ? json(*run.transport.retry_count) : json(nullptr)},
           {"job", {{"state", ToString(run.job.state)}, {"reason", run.job.reason}, {"steps", run.job.steps},
                    {"bytes_verified", run.job.bytes_verified}, {"bytes_lost", run.job.bytes_bad},
                    {"retransmissions", run.job.retransmissions}, {"seconds", run.job.seconds}}},

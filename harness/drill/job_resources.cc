@@ -48,6 +48,8 @@ JobConfig MakeJobConfig(const Scenario& s, const emulator::ResolvedLab& lab, con
   c.evs_per_qp = t.evs;
   c.qps_per_peer = t.qps_per_peer;
   c.min_active = t.min_active;
+  if (t.ack_timeout_seconds) c.rc_ack_timeout = mrc::Duration::Seconds(*t.ack_timeout_seconds);
+  if (t.retry_count) c.rc_retry_count = static_cast<uint32_t>(*t.retry_count);
   c.collectives = s.job.collectives;
   c.compute_seconds = s.job.compute_seconds;
   c.step_timeout_seconds = s.job.step_timeout_seconds;

@@ -171,7 +171,8 @@ TransportSpec ParseTransport(const std::string& file, const std::string& path, c
     t.transport = name == "rc" ? mrc::TransportMode::kRc : mrc::TransportMode::kMrc;
     return t;
   }
-  Fields f(file, path, node, {"name", "transport", "ev_mode", "evs", "qps_per_peer", "min_active"});
+  Fields f(file, path, node,
+           {"name", "transport", "ev_mode", "evs", "qps_per_peer", "min_active", "ack_timeout", "retry_count"});
   const std::string transport = f.String("transport", "mrc");
   if (transport != "mrc" && transport != "rc") f.Fail(f.Field("transport"), "expected mrc or rc");
   t.transport = transport == "rc" ? mrc::TransportMode::kRc : mrc::TransportMode::kMrc;
@@ -182,6 +183,15 @@ TransportSpec ParseTransport(const std::string& file, const std::string& path, c
   t.evs = f.Int("evs", t.evs, 1, 256);
   t.qps_per_peer = f.Int("qps_per_peer", t.qps_per_peer, 1, kMaxQpsPerPeer);
   if (f.Has("min_active")) t.min_active = f.Int("min_active", 1, 0, t.evs);
+  for (const char* key : {"ack_timeout", "retry_count"})
+    if (f.Has(key) && t.transport != mrc::TransportMode::kRc)
+      f.Fail(f.Field(key), "RC only (MRC's retransmit timer follows the round-trip time)");
+  if (f.Has("ack_timeout")) {
+    t.ack_timeout_seconds = f.Seconds("ack_timeout", 0);
+    if (*t.ack_timeout_seconds < 1e-3 || *t.ack_timeout_seconds > 60)
+      f.Fail(f.Field("ack_timeout"), "must be 1ms..60s");
+  }
+  if (f.Has("retry_count")) t.retry_count = f.Int("retry_count", 7, 0, 7);  // 3 bits, as in a NIC
   return t;
 }
 

@@ -26,6 +26,10 @@ struct TransportSpec {
   int evs = 32;
   int qps_per_peer = 1;  // JobConfig::qps_per_peer
   std::optional<int> min_active;  // JobConfig::min_active
+  // RC only: the local ACK timeout and the consecutive timeouts before the QP errors (a NIC's
+  // timeout and retry_cnt); none: mrc::RealtimeQpConfig's 8 ms and the core's 7.
+  std::optional<double> ack_timeout_seconds;
+  std::optional<int> retry_count;
 };
 
 // The time scale of the transport's timers (mrc/core/qp_presets.h): realtime (ms, what a

@@ -71,6 +71,17 @@ TEST(Scenario, DefaultsAndShorthands) {
   EXPECT_EQ(keyed.job.key_seed, 42u);
 }
 
+TEST(Scenario, RcTimersAreRcOnlyAndBounded) {
+  const Scenario s = Parse("transports: [{name: rc, transport: rc, ev_mode: udp, ack_timeout: 500ms, retry_count: 3}]\n");
+  EXPECT_DOUBLE_EQ(*s.transports[0].ack_timeout_seconds, 0.5);
+  EXPECT_EQ(*s.transports[0].retry_count, 3);
+  EXPECT_FALSE(Parse("transports: [rc]\n").transports[0].ack_timeout_seconds.has_value());  // the preset's 8 ms
+  EXPECT_EQ(ErrorOf(std::string(kBase) + "transports: [{transport: mrc, retry_count: 3}]\n"),
+            "s.yaml: transports[0].retry_count: RC only (MRC's retransmit timer follows the round-trip time)");
+  EXPECT_EQ(ErrorOf(std::string(kBase) + "transports: [{transport: rc, ack_timeout: 100us}]\n"),
+            "s.yaml: transports[0].ack_timeout: must be 1ms..60s");
+}
+
 TEST(Scenario, ErrorsNameFileFieldAndReason) {
   EXPECT_EQ(ErrorOf(std::string(kBase) + "bogus: 1\n").rfind("s.yaml: bogus: unknown key", 0), 0u) << ErrorOf(std::string(kBase) + "bogus: 1\n");
   EXPECT_NE(ErrorOf("name: t\nlab: x\n").find("s.yaml: job: required"), std::string::npos);

@@ -47,6 +47,9 @@ struct JobConfig {
   // MRC: the fewest EVs a QP keeps GOOD (mrc::EvPolicyConfig::min_active); none: the core's
   // default. At most evs_per_qp.
   std::optional<int> min_active;
+  // RC: the local ACK timeout and consecutive timeouts before a QP errors; none: the preset's.
+  std::optional<mrc::Duration> rc_ack_timeout;
+  std::optional<uint32_t> rc_retry_count;
   std::vector<CollectiveSpec> collectives = {CollectiveSpec{}};
   double compute_seconds = kDefaultComputeSeconds;
   double step_timeout_seconds = kDefaultStepTimeoutSeconds;

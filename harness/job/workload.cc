@@ -190,6 +190,8 @@ void Workload::Connect(const emulator::ResolvedLab& lab, const QpConfigFn& qp_co
       qca.flow_key = FlowKey(config_.seed, a, b, lane);
       qcb.flow_key = FlowKey(config_.seed, b, a, lane);
       if (config_.min_active) qca.ev_policy.min_active = qcb.ev_policy.min_active = *config_.min_active;
+      if (config_.rc_ack_timeout) qca.rc_ack_timeout = qcb.rc_ack_timeout = *config_.rc_ack_timeout;
+      if (config_.rc_retry_count) qca.rc_retry_count = qcb.rc_retry_count = *config_.rc_retry_count;
       mrc::Qp& qa = ra.host->binding.context->CreateQp(qca, *ra.cq, *ra.cq);
       mrc::Qp& qb = rb.host->binding.context->CreateQp(qcb, *rb.cq, *rb.cq);
       qa.Connect(qb.qpn(), qb.config().initial_psn);

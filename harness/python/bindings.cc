@@ -75,6 +75,8 @@ harness::JobConfig JobConfigFrom(const emulator::ResolvedLab& lab, const json& c
   jc.evs_per_qp = c.value("evs", 32);
   jc.qps_per_peer = c.value("qps_per_peer", 1);
   if (c.contains("min_active")) jc.min_active = c.at("min_active").get<int>();
+  if (c.contains("ack_timeout")) jc.rc_ack_timeout = mrc::Duration::Seconds(c.at("ack_timeout").get<double>());
+  if (c.contains("retry_count")) jc.rc_retry_count = c.at("retry_count").get<uint32_t>();
   jc.collectives.clear();
   for (const auto& item : c.value("collectives", json::array({json::array({"all_reduce", "1MiB"})}))) {
     auto kind = harness::ParseCollectiveKind(item.at(0).get<std::string>());

@@ -153,3 +153,31 @@ def test_graph_is_valid_graphviz():
     assert 'subgraph cluster_p1' in dot and '"p1-leaf3" -- "p1-spine1"' in dot
     svg = subprocess.run(["dot", "-Tsvg"], input=dot, capture_output=True, text=True, check=True)
     assert "<svg" in svg.stdout
+
+
+def test_lab_sysctls_are_set_by_selector_and_a_refused_value_rolls_back(deployed, tmp_path):
+    sysctls = ("link_rate: 1Gbit\nsysctls:\n"
+               "  - match: {role: leaf, plane: 0}\n    set: {net.ipv6.fib_multipath_hash_policy: 0}\n"
+               "  - match: {kind: host}\n    set: {net.ipv6.icmp.ratelimit: 0}\n")
+    name = deployed("t-sysctl", **{"link_rate: 1Gbit\n": sysctls})
+
+    def read(node, key):
+        return mrclab("exec", name, node, "--", "cat", "/proc/sys/" + key.replace(".", "/")).stdout.strip()
+
+    assert read("p0-leaf0", "net.ipv6.fib_multipath_hash_policy") == "0"
+    assert read("p0-leaf3", "net.ipv6.fib_multipath_hash_policy") == "0"
+    assert read("p1-leaf0", "net.ipv6.fib_multipath_hash_policy") == "1"   # mrclab's own elsewhere
+    assert read("p0-spine0", "net.ipv6.fib_multipath_hash_policy") == "1"
+    assert read("host5", "net.ipv6.icmp.ratelimit") == "0"
+    assert read("p0-leaf0", "net.ipv6.icmp.ratelimit") != "0"
+    plan = {n["name"]: n for n in json.loads(mrclab("inspect", name, "--json").stdout)["plan"]["nodes"]}
+    assert plan["p0-leaf1"]["sysctls"] == {"net.ipv6.fib_multipath_hash_policy": "0"}
+
+    bad_name = "t-sysctl-bad"
+    bad = lab_file(tmp_path, bad_name, **{"link_rate: 1Gbit\n": "link_rate: 1Gbit\nsysctls:\n  - match: {node: p0-spine1}\n"
+                                                               "    set: {net.ipv6.fib_multipath_hash_policy: 7}\n"})
+    proc = mrclab("deploy", bad, "--quiet", check=False)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith(
+        f"mrclab: error: {bad}: sysctls[0].set.net.ipv6.fib_multipath_hash_policy: '7' cannot be set on p0-spine1: ")
+    assert_nothing_left(bad_name)

@@ -15,6 +15,8 @@ import pytest
 
 import mrclab
 
+ROOT = Path(mrclab._build.SOURCE_DIR)
+
 SHORT_SCENARIO = """
 name: py
 lab: clos2
@@ -121,6 +123,26 @@ def test_run_drill_from_python(lab, run_drill, tmp_path):
                     + "; ".join(result["emulation_fidelity"]["reasons"])[:400])
     assert result["verdict"] == "pass" and Path(result["run_dir"], "events.jsonl").exists()
     assert result["transports"][0]["faults"][0]["kind"] == "loss"
+
+
+def test_validate_fixture_judges_a_change(validate, tmp_path):
+    # Simulated (deterministic per seed, no lab needed): links at a quarter of the rate are a
+    # regression of step time; the same lab against itself is not.
+    lab_text = (ROOT / "labs" / "clos2.yaml").read_text()
+    slow = tmp_path / "slow.yaml"
+    slow.write_text(lab_text.replace("name: clos2", "name: t-py-slow").replace("1Gbit", "250Mbit"))
+    scenario = tmp_path / "v.yaml"
+    scenario.write_text(f"name: v\nlab: {ROOT / 'labs' / 'clos2.yaml'}\nseed: 2\n"
+                        "job: {collectives: [{kind: all_reduce, size: 128KiB}], compute: 5ms, warmup_steps: 1, "
+                        "baseline_steps: 4, tail_steps: 2}\ntransports: [{name: mrc, transport: mrc, evs: 8}]\n")
+    result = validate(ROOT / "labs" / "clos2.yaml", slow, [scenario], runs=5, backend="ns3")
+    assert result["verdict"] == "regression"
+    assert "v: mrc: step time p50" in mrclab.worse_figures(result)
+    same = validate(ROOT / "labs" / "clos2.yaml", ROOT / "labs" / "clos2.yaml", [scenario], runs=3, backend="ns3",
+                    out=tmp_path / "same")
+    assert same["verdict"] == "pass" and not mrclab.worse_figures(same)
+    with pytest.raises(mrclab.ValidateError, match="--runs 1"):
+        mrclab.validate(ROOT / "labs" / "clos2.yaml", slow, [scenario], runs=1, backend="ns3")
 
 
 def test_errors_are_value_errors_naming_the_problem(lab, tmp_path):

@@ -14,6 +14,8 @@ class Job:
     transport        'mrc' (default) or 'rc';  ev_mode 'srv6' (default) or 'udp';  evs per QP (32)
     qps_per_peer     QPs per pair of ranks, each chunk split over them (1)
     min_active       MRC: the fewest EVs a QP keeps GOOD (default: the core's, 1)
+    ack_timeout      RC: local ACK timeout in seconds (0.008);  retry_count RC: consecutive
+                     timeouts before the QP errors (7)
     collectives      list of (kind, size): kind all_reduce | all_gather | reduce_scatter |
                      all_to_all, size in bytes or '1MiB' (default [('all_reduce', '1MiB')])
     compute_seconds  compute phase per step (0.05);  step_timeout_seconds watchdog (5)

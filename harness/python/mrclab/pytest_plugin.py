@@ -9,6 +9,11 @@ Fixtures
                 a dict; the verdict (pass, fail, inconclusive), the emulation fidelity, the
                 run directory and every SLO are recorded as JUnit properties
                 (pytest --junitxml=FILE).
+  validate      function: validate(baseline, candidate, scenarios, runs=5, ...) runs
+                `mrclab validate` (lab files are deployed and destroyed by it) into the test's
+                tmp_path and returns validation.json as a dict; the verdict and every figure
+                judged worse are recorded as JUnit properties. A test of a change is
+                `assert not mrclab.worse_figures(validate(...))`.
 Marker
   @pytest.mark.drill   marks a test that runs a drill or a long fault sequence
                        (select with -m drill, skip with -m "not drill").
@@ -23,6 +28,8 @@ import pytest
 from . import _build
 from .drill import run_drill as _run_drill
 from .lab import Lab
+from .validate import validate as _validate
+from .validate import worse_figures
 
 
 def pytest_addoption(parser):
@@ -75,5 +82,17 @@ def run_drill(lab, record_property, tmp_path):
             record_property("mrclab_not_tested", "; ".join(result["not_tested"]))
         for slo in result["slos"]:
             record_property(f"slo_{slo['transport']}_{slo['slo']}", f"{'pass' if slo['pass'] else 'FAIL'} {slo['value']}")
+        return result
+    return run
+
+
+@pytest.fixture
+def validate(record_property, tmp_path):
+    def run(baseline, candidate, scenarios, **options):
+        options.setdefault("out", tmp_path / "validation")
+        result = _validate(baseline, candidate, scenarios, **options)
+        record_property("mrclab_validation", result["verdict"])
+        for name in worse_figures(result):
+            record_property("mrclab_worse", name)
         return result
     return run

@@ -1,0 +1,103 @@
+"""`mrclab validate` on simulated drills (--backend ns3; no root): a candidate lab with slower
+links is a regression naming step time (exit 1, JUnit failures, report), the same lab against
+itself is no regression with every figure the same (a simulation is deterministic per seed, and
+both labs get the same seeds), the Python API, and bad input (exit 2, one line naming what)."""
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+MRCLAB = os.environ.get("MRCLAB", str(ROOT / "build" / "mrclab"))
+LAB = ROOT / "labs" / "clos2.yaml"
+
+
+def mrclab(*args, timeout=600):
+    return subprocess.run([MRCLAB, *map(str, args)], capture_output=True, text=True, timeout=timeout)
+
+
+def scenario(tmp_path):
+    path = tmp_path / "tiny.yaml"
+    path.write_text(f"name: tiny\nlab: {LAB}\nseed: 5\n"
+                    "job:\n  hosts: all\n  collectives: [{kind: all_reduce, size: 128KiB}]\n  compute: 5ms\n"
+                    "  step_timeout: 2s\n  warmup_steps: 1\n  baseline_steps: 4\n  tail_steps: 4\n"
+                    "transports:\n  - {name: mrc, transport: mrc, ev_mode: srv6, evs: 16}\n"
+                    "faults:\n  - {at: 20ms, kind: loss, target: p0-leaf0:spine0, rate: 5%, duration: 50ms}\n"
+                    "slos:\n  - {slo: no_interruption, transport: mrc}\nmax_duration: 20s\n")
+    return path
+
+
+def slow_lab(tmp_path):
+    path = tmp_path / "clos2-slow.yaml"
+    path.write_text(LAB.read_text().replace("name: clos2", "name: clos2-slow").replace("1Gbit", "250Mbit"))
+    return path
+
+
+def test_slower_links_are_a_regression_named_in_every_output(tmp_path):
+    out = tmp_path / "v"
+    proc = mrclab("validate", "--baseline", LAB, "--candidate", slow_lab(tmp_path), scenario(tmp_path),
+                  "--backend", "ns3", "--runs", "5", "--out", out)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "worse: mrc: step time p50" in proc.stdout
+    assert "verdict: REGRESSION" in proc.stdout
+    assert "validate: tiny: run 5/5 on the candidate lab" in proc.stderr  # progress
+    v = json.loads((out / "validation.json").read_text())
+    assert v["verdict"] == "regression" and v["exit_status"] == 1
+    fig = next(f for f in v["scenarios"][0]["figures"] if f["figure"] == "step time p50")
+    assert fig["verdict"] == "worse" and fig["change_percent"] > 50 and fig["confidence"] > 0.99
+    assert len(fig["baseline"]) == 5 and len(fig["candidate"]) == 5
+    seeds = sorted((r["side"], r["seed"]) for r in v["scenarios"][0]["runs"])
+    assert seeds == sorted([(side, 5 + i) for side in ("baseline", "candidate") for i in range(5)])
+    cases = ET.parse(out / "junit.xml").getroot().findall(".//testcase")
+    failed = [c.get("name") for c in cases if c.find("failure") is not None]
+    assert "mrc: step time p50" in failed and len(cases) == len(v["scenarios"][0]["figures"])
+    html = (out / "validation.html").read_text()
+    assert "Regression:" in html and "first pair of runs" in html and "<img" in html
+    assert (out / "validation.md").read_text().count("validation-files/spread-tiny.png") == 1
+
+
+def test_the_same_lab_is_no_regression(tmp_path):
+    proc = mrclab("validate", "--baseline", LAB, "--candidate", LAB, scenario(tmp_path), "--backend", "ns3",
+                  "--runs", "3", "--out", tmp_path / "v", "--json", "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    v = json.loads(proc.stdout)
+    assert v["verdict"] == "pass"
+    figures = v["scenarios"][0]["figures"]
+    assert figures and all(f["verdict"] == "same" and f["baseline"] == f["candidate"] for f in figures)
+
+
+def test_python_api(tmp_path):
+    sys.path.insert(0, str(ROOT / "build" / "python"))
+    import mrclab as api
+    v = api.validate(LAB, slow_lab(tmp_path), [scenario(tmp_path)], runs=5, backend="ns3", out=tmp_path / "v")
+    assert v["verdict"] == "regression"
+    assert "tiny: mrc: step time p50" in api.worse_figures(v)
+    try:
+        api.validate(LAB, tmp_path / "missing.yaml", [scenario(tmp_path)], backend="ns3")
+    except api.ValidateError as e:
+        assert "--candidate" in str(e) and "missing.yaml" in str(e)
+    else:
+        raise AssertionError("a missing lab file was accepted")
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path):
+    s = scenario(tmp_path)
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: broken\nclos: {planes: 0}\n")
+    cases = [
+        (["--baseline", LAB, "--candidate", tmp_path / "nope.yaml", s, "--backend", "ns3"],
+         "--candidate", "no such lab file"),
+        (["--baseline", LAB, "--candidate", broken, s, "--backend", "ns3"], "--candidate", "planes"),
+        (["--baseline", LAB, "--candidate", LAB, tmp_path / "none.yaml", "--backend", "ns3"], "none.yaml",
+         "no such scenario file"),
+        (["--baseline", LAB, "--candidate", LAB, s, "--runs", "1"], "--runs 1", "2 to 100"),
+        (["--baseline", LAB, "--candidate", LAB, s, "--alpha", "2"], "--alpha", "between 0 and 1"),
+    ]
+    for args, where, why in cases:
+        proc = mrclab("validate", *args, "--out", tmp_path / "v")
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        last = proc.stderr.strip().splitlines()[-1]
+        assert where in last and why in last, (args, last)
