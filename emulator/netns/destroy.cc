@@ -63,6 +63,7 @@ DestroyReport Destroy(const std::string& lab_name) {
   report.processes = static_cast<int>(alive.size());
   report.killed = StopProcesses(alive, std::chrono::milliseconds(3000));
   RemoveFrrTempDirs(alive);
+  RemoveFrrTempDirsOfExited(processes);
 
   // Namespaces last: deleting one removes its veths, qdiscs and nftables tables with it.
   for (const JournalEntry& e : journal) {

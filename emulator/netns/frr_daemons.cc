@@ -111,19 +111,32 @@ void StopDaemons(const LabPaths& paths, const ResolvedNode& sw,
 
 void RemoveFrrTempDirs(const std::vector<OwnedProcess>& stopped) {
   // Not WaitUntil: destroy runs this after a Ctrl-C too, and a directory left is not an error.
-  std::vector<std::string> left;
-  for (const OwnedProcess& p : stopped) left.push_back("/var/tmp/frr/" + p.comm + "." + std::to_string(p.pid));
+  // A removal is final only once no thread of its daemon runs: a daemon whose leader has exited
+  // can still have threads finishing, which write there (and recreated directories removed
+  // while they ran: seen on clean-clone CI runs).
+  std::vector<std::pair<pid_t, std::string>> left;
+  for (const OwnedProcess& p : stopped)
+    left.emplace_back(p.pid, "/var/tmp/frr/" + p.comm + "." + std::to_string(p.pid));
   const auto deadline = Clock::now() + std::chrono::seconds(5);
   auto pause = std::chrono::milliseconds(5);
   for (;;) {
-    std::erase_if(left, [](const std::string& dir) {
+    std::erase_if(left, [](const std::pair<pid_t, std::string>& entry) {
+      const bool final = !AnyThreadRunning(entry.first);
       std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-      return !std::filesystem::exists(dir, ec);
+      std::filesystem::remove_all(entry.second, ec);
+      return final && !std::filesystem::exists(entry.second, ec);
     });
     if (left.empty() || Clock::now() >= deadline) return;
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(100));
+  }
+}
+
+void RemoveFrrTempDirsOfExited(const std::vector<OwnedProcess>& recorded) {
+  for (const OwnedProcess& p : recorded) {
+    std::error_code ec;
+    if (p.pid <= 1 || p.comm.empty() || std::filesystem::exists("/proc/" + std::to_string(p.pid), ec)) continue;
+    std::filesystem::remove_all("/var/tmp/frr/" + p.comm + "." + std::to_string(p.pid), ec);
   }
 }
 

@@ -49,6 +49,10 @@ void StopDaemons(const LabPaths& paths, const ResolvedNode& sw,
 // already a zombie, which makes a removal fail (not empty): each is removed until it stays gone,
 // polling for up to 5 s.
 void RemoveFrrTempDirs(const std::vector<OwnedProcess>& stopped);
+// The same for daemons a lab recorded that no longer exist at all (killed or crashed before a
+// destroy, so nothing removed their directories). A pid that some other process has taken now
+// is left alone: its directory may be that process's.
+void RemoveFrrTempDirsOfExited(const std::vector<OwnedProcess>& recorded);
 
 // Starts those of `daemons` that are not running, in DaemonsFor order; when zebra is among
 // them, the others start once it listens. Returns the daemons started. Throws

@@ -28,13 +28,16 @@ std::string ReadFirstLine(const std::string& path) {
   return line;
 }
 
-bool IsZombieOrGone(pid_t pid) {
-  std::string stat = ReadFirstLine("/proc/" + std::to_string(pid) + "/stat");
+// The task whose /proc stat file this is has exited (zombie, dead or gone).
+bool StatSaysExited(const std::string& stat_path) {
+  std::string stat = ReadFirstLine(stat_path);
   if (stat.empty()) return true;
   auto close_paren = stat.rfind(')');
   return close_paren == std::string::npos || close_paren + 2 >= stat.size() ||
          stat[close_paren + 2] == 'Z' || stat[close_paren + 2] == 'X';
 }
+
+bool IsZombieOrGone(pid_t pid) { return StatSaysExited("/proc/" + std::to_string(pid) + "/stat"); }
 
 }  // namespace
 
@@ -172,6 +175,13 @@ int StopProcesses(const std::vector<OwnedProcess>& processes, std::chrono::milli
     if (!IsZombieOrGone(pid) && kill(pid, SIGKILL) == 0) ++killed;
   ReapChildren();
   return killed;
+}
+
+bool AnyThreadRunning(pid_t pid) {
+  std::error_code ec;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec))
+    if (!StatSaysExited((task.path() / "stat").string())) return true;
+  return false;
 }
 
 std::vector<std::pair<pid_t, int>> ReapChildren() {

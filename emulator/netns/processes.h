@@ -40,6 +40,9 @@ int StopProcesses(const std::vector<OwnedProcess>& processes, std::chrono::milli
 int RunAndWait(const std::vector<std::string>& argv, std::string* output);
 
 // Reaps any exited children of this process without blocking; returns their PIDs.
+// True while any thread of the process still runs: its leader can be a zombie (what
+// StopProcesses waits for) while other threads finish exiting and still write files.
+bool AnyThreadRunning(pid_t pid);
 std::vector<std::pair<pid_t, int>> ReapChildren();
 
 }  // namespace mrclab::emulator::netns

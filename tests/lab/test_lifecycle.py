@@ -1,9 +1,11 @@
 """Deploy -> ready -> BGP -> uSID path through a chosen spine -> destroy -> nothing left."""
 import json
+import os
 import re
 import signal
 import subprocess
 import textwrap
+from pathlib import Path
 
 from conftest import (MRCLAB, STATE, alive, assert_nothing_left, inspect, journal_pids, lab_file,
                       mrclab, namespaces, wait_bgp_established, wait_for)
@@ -122,6 +124,21 @@ def test_destroy_after_deployer_was_sigkilled(tmp_path):
     assert any(alive(pid) for pid in pids)
     mrclab("destroy", name)
     assert_nothing_left(name, pids)
+
+
+def test_destroy_removes_the_temp_dir_of_a_daemon_killed_before_it(deployed):
+    name = deployed("t-crash")
+    entries = [line.split() for line in (STATE / name / "journal").read_text().splitlines()
+               if line.startswith("process ")]
+    pid = next(int(e[1]) for e in entries if e[3] == "zebra")   # process PID NETNS WHAT
+    tmp = Path(f"/var/tmp/frr/zebra.{pid}")
+    assert tmp.exists()
+    os.kill(pid, signal.SIGKILL)   # a crash: nothing of FRR's own cleanup runs
+    wait_for(lambda: not Path(f"/proc/{pid}").exists(), what=f"zebra {pid} to be gone")
+    assert tmp.exists()
+    mrclab("destroy", name)
+    assert not tmp.exists(), "destroy left the killed daemon's /var/tmp/frr directory"
+    assert_nothing_left(name)
 
 
 def test_interrupted_deploy_rolls_back(tmp_path):
