@@ -1,5 +1,6 @@
 """`mrclab validate` on simulated drills (--backend ns3; no root): a candidate lab with slower
-links is a regression naming step time (exit 1, JUnit failures, report), the same lab against
+links is a regression naming step time (exit 1, JUnit failures, report; 5 runs per lab look
+worse, so it runs 10 before it says so), the same lab against
 itself is no regression with every figure the same (a simulation is deterministic per seed, and
 both labs get the same seeds), the Python API, and bad input (exit 2, one line naming what)."""
 import json
@@ -43,13 +44,16 @@ def test_slower_links_are_a_regression_named_in_every_output(tmp_path):
     assert "worse: mrc: step time p50" in proc.stdout
     assert "verdict: REGRESSION" in proc.stdout
     assert "validate: tiny: run 5/5 on the candidate lab" in proc.stderr  # progress
+    assert "look worse before correcting for the number of figures: 5 more runs per lab" in proc.stderr
+    assert "validate: tiny: run 10/10 on the candidate lab" in proc.stderr
     v = json.loads((out / "validation.json").read_text())
     assert v["verdict"] == "regression" and v["exit_status"] == 1
     fig = next(f for f in v["scenarios"][0]["figures"] if f["figure"] == "step time p50")
     assert fig["verdict"] == "worse" and fig["change_percent"] > 50 and fig["confidence"] > 0.99
-    assert len(fig["baseline"]) == 5 and len(fig["candidate"]) == 5
+    assert len(fig["baseline"]) == 10 and len(fig["candidate"]) == 10
+    assert v["scenarios"][0]["runs_per_lab"] == 10 and fig["p_worse"] <= fig["level"] < v["alpha"]
     seeds = sorted((r["side"], r["seed"]) for r in v["scenarios"][0]["runs"])
-    assert seeds == sorted([(side, 5 + i) for side in ("baseline", "candidate") for i in range(5)])
+    assert seeds == sorted([(side, 5 + i) for side in ("baseline", "candidate") for i in range(10)])
     cases = ET.parse(out / "junit.xml").getroot().findall(".//testcase")
     failed = [c.get("name") for c in cases if c.find("failure") is not None]
     assert "mrc: step time p50" in failed and len(cases) == len(v["scenarios"][0]["figures"])
@@ -64,7 +68,7 @@ def test_the_same_lab_is_no_regression(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     v = json.loads(proc.stdout)
-    assert v["verdict"] == "pass"
+    assert v["verdict"] == "pass" and v["scenarios"][0]["runs_per_lab"] == 3  # nothing looked worse
     figures = v["scenarios"][0]["figures"]
     assert figures and all(f["verdict"] == "same" and f["baseline"] == f["candidate"] for f in figures)
 
@@ -94,6 +98,8 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
         (["--baseline", LAB, "--candidate", LAB, tmp_path / "none.yaml", "--backend", "ns3"], "none.yaml",
          "no such scenario file"),
         (["--baseline", LAB, "--candidate", LAB, s, "--runs", "1"], "--runs 1", "2 to 100"),
+        (["--baseline", LAB, "--candidate", LAB, s, "--runs", "4", "--max-runs", "3"], "--max-runs 3",
+         "must be --runs (4) to 200"),
         (["--baseline", LAB, "--candidate", LAB, s, "--alpha", "2"], "--alpha", "between 0 and 1"),
     ]
     for args, where, why in cases:

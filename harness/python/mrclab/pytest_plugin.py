@@ -9,7 +9,7 @@ Fixtures
                 a dict; the verdict (pass, fail, inconclusive), the emulation fidelity, the
                 run directory and every SLO are recorded as JUnit properties
                 (pytest --junitxml=FILE).
-  validate      function: validate(baseline, candidate, scenarios, runs=5, ...) runs
+  validate      function: validate(baseline, candidate, scenarios, runs=5, max_runs=None, ...) runs
                 `mrclab validate` (lab files are deployed and destroyed by it) into the test's
                 tmp_path and returns validation.json as a dict; the verdict and every figure
                 judged worse are recorded as JUnit properties. A test of a change is

@@ -14,16 +14,20 @@ class ValidateError(Exception):
 
 
 def validate(baseline: str | os.PathLike, candidate: str | os.PathLike, scenarios: Sequence[str | os.PathLike], *,
-             runs: int = 5, alpha: float = 0.01, min_change_percent: float = 20.0, backend: str | None = None,
+             runs: int = 5, max_runs: int | None = None, alpha: float = 0.01, min_change_percent: float = 20.0, backend: str | None = None,
              out: str | os.PathLike | None = None, progress: bool = False) -> dict:
-    """Runs every scenario `runs` times on each lab (lab files are deployed and destroyed; a
-    deployed lab's name is used as it is) and returns validation.json as a dict:
+    """Runs every scenario `runs` times on each lab, up to `max_runs` (default twice `runs`) where
+    a figure looks worse after those (lab files are deployed and destroyed; a deployed lab's name
+    is used as it is), and returns validation.json as a dict:
     result['verdict'] is 'pass' (nothing worse), 'regression' or 'inconclusive';
     result['scenarios'][i]['figures'] holds every figure with both labs' values, its verdict
-    (better, same, worse), shift, p-value and confidence. Raises ValidateError on bad input and
+    (better, same, worse), shift, p-value and confidence; alpha bounds the chance of any false
+    "worse" in the whole validation. Raises ValidateError on bad input and
     KeyboardInterrupt after cleaning up on Ctrl-C."""
     args = [_build.MRCLAB, "validate", "--baseline", str(baseline), "--candidate", str(candidate), "--json",
             "--runs", str(runs), "--alpha", str(alpha), "--min-change", str(min_change_percent)]
+    if max_runs is not None:
+        args += ["--max-runs", str(max_runs)]
     if backend:
         args += ["--backend", backend]
     if out is not None:

@@ -11,20 +11,27 @@ from mrclab_reports import render_html, render_md
 from mrclab_reports.validation import figures, judge, report, runner
 
 HELP = """\
-Runs each scenario on the baseline lab and on the candidate lab, --runs times each, with the same
-seeds (the scenario's seed, +1, +2, ...) and the two labs' runs interleaved, then compares every
-figure of the runs: step time (baseline p50, p50, p99 after the baseline), steps/min,
-retransmissions, EV state changes, bytes lost, each fault's recovery time and the routing
-convergence it caused (first BGP/BFD session down after the fault, last one back up after its
-revert), whether each transport rode through, and every SLO's value and pass.
+Runs each scenario on the baseline lab and on the candidate lab, --runs times each (more when in
+doubt, up to --max-runs), with the same seeds (the scenario's seed, +1, +2, ...) and the two
+labs' runs interleaved, then compares every figure of the runs: step time (baseline p50, p50, p99
+after the baseline), steps/min, retransmissions, EV state changes, bytes lost, each fault's
+recovery time and the routing convergence it caused (first BGP/BFD session down after the fault,
+last one back up after its revert), whether each transport rode through, and every SLO's value
+and pass.
 
 For each figure it says better, same or worse, by how much (the Hodges–Lehmann shift: the median
 of all candidate − baseline differences) and with what confidence. Worse means both:
-  - a one-sided Mann–Whitney U test (pass/fail figures: Fisher's exact test) gives p <= --alpha,
-  - and the shift is at least --min-change of the baseline's median,
-so that noise on a busy machine is not a regression. With --runs 5 and --alpha 0.01 a figure is
-worse only when (nearly) every candidate run is worse than every baseline run; fewer runs cannot
-show anything at that alpha (3 runs each: p >= 0.05), more show smaller changes.
+  - a one-sided Mann–Whitney U test (pass/fail figures: Fisher's exact test) gives a p-value at
+    most alpha / K: a scenario has dozens of figures, and at p <= alpha each, noise alone would
+    make one of them "worse" in about one validation in ten. K counts the figures that could
+    reach that level at all (Tarone's correction), and --alpha is shared by the scenarios, so
+    the chance of any false alarm in a validation stays at most --alpha;
+  - and the shift is at least --min-change of the baseline's median.
+After --runs runs per lab, a scenario where no figure looks worse even before that correction
+is done (a change that makes no difference usually costs only --runs runs); otherwise it runs up
+to --max-runs and is judged on all of them. With 5 then 10 runs a regression must show in
+(nearly) every candidate run against every baseline run; at 5 runs alone nothing can pass the
+correction.
 
 Labs: a lab file is deployed by validate and destroyed at the end (also on error or Ctrl-C); two
 files with the same lab name take turns. A deployed lab's name is used as it is. A drill whose
@@ -40,7 +47,7 @@ Exit status: 0 no regression, 1 a regression (the figures are named), 2 bad inpu
 EXAMPLE = """\
 Example: BFD relaxed to 1 s (labs/clos2-slow-bfd.yaml) against the default lab
   mrclab validate --baseline labs/clos2.yaml --candidate labs/clos2-slow-bfd.yaml \\
-      scenarios/validate-silent-spine.yaml --runs 5 --out /tmp/validation
+      scenarios/validate-silent-spine.yaml --out /tmp/validation
 """
 
 
@@ -50,9 +57,13 @@ def parse(argv):
     p.add_argument("--baseline", required=True, metavar="LAB", help="lab file (or deployed lab) as it is today")
     p.add_argument("--candidate", required=True, metavar="LAB", help="lab file (or deployed lab) with the change")
     p.add_argument("scenarios", nargs="+", metavar="SCENARIO", help="scenario files to run on both")
-    p.add_argument("--runs", type=int, default=5, help="drills per lab and scenario (default 5; at least 2)")
-    p.add_argument("--alpha", type=float, default=0.01, help="p-value at or below which a change counts "
-                                                             "(default 0.01)")
+    p.add_argument("--runs", type=int, default=5, help="drills per lab and scenario before the first judgement "
+                                                       "(default 5; at least 2)")
+    p.add_argument("--max-runs", type=int, metavar="N", help="drills per lab and scenario when a figure looks "
+                                                              "worse after --runs (default twice --runs; "
+                                                              "--runs: never more)")
+    p.add_argument("--alpha", type=float, default=0.01, help="the chance of a false alarm anywhere in the "
+                                                             "validation, at most (default 0.01)")
     p.add_argument("--min-change", type=float, default=20.0, metavar="PERCENT",
                    help="smallest shift, in percent of the baseline median, that counts (default 20)")
     p.add_argument("--backend", choices=["netns", "ns3"], help="netns (emulated labs, the default) or ns3 "
@@ -64,6 +75,9 @@ def parse(argv):
     a = p.parse_args(argv)
     if a.runs < 2 or a.runs > 100:
         p.error(f"--runs {a.runs}: must be 2 to 100")
+    a.max_runs = 2 * a.runs if a.max_runs is None else a.max_runs
+    if a.max_runs < a.runs or a.max_runs > 200:
+        p.error(f"--max-runs {a.max_runs}: must be --runs ({a.runs}) to 200")
     if not 0 < a.alpha < 1:
         p.error(f"--alpha {a.alpha}: must be between 0 and 1")
     if not 0 <= a.min_change < 1000:
@@ -82,12 +96,28 @@ def _summary(v):
         lines.append(f"{s['runs'].name}: {report.scenario_verdict(s).upper()}: {counts['worse']} worse, "
                      f"{counts['better']} better, {counts['same']} same "
                      f"({len(s['runs'].conclusive('baseline'))} + {len(s['runs'].conclusive('candidate'))} "
-                     f"conclusive runs)")
+                     f"conclusive runs; {report.fmt_level(s)})")
         if s["inconclusive"]:
             lines.append(f"  {s['inconclusive']}")
         for group in report.by_fault_group([j for j in js if j.verdict != "same"]):
             lines.append(f"  {group[0].verdict}: {report.describe(group)}")
     return lines
+
+
+def _inconclusive(runs, judgements, first_runs, alpha):
+    """Why a scenario's runs cannot tell ("" when they can)."""
+    needed = min(3, first_runs)
+    short = [role for role in ("baseline", "candidate") if len(runs.conclusive(role)) < needed]
+    if short:
+        return (f"fewer than {needed} conclusive runs on the {' and '.join(short)} lab: this machine was the "
+                f"bottleneck twice in a row (see those runs' result.json)")
+    doubtful = judge.unprovable(judgements, alpha)
+    if doubtful:
+        counts = " + ".join(str(len(runs.conclusive(role))) for role in ("baseline", "candidate"))
+        return (f"{report.label_list(doubtful)} look{'s' if len(doubtful) == 1 else ''} worse, but {counts} "
+                f"conclusive runs cannot show it at p ≤ {doubtful[0].level:.2g} (this machine was the bottleneck in "
+                f"the others: see their result.json); run again on a quieter machine or with a larger --max-runs")
+    return ""
 
 
 def validate(a, progress):
@@ -110,18 +140,25 @@ def validate(a, progress):
     out.mkdir(parents=True, exist_ok=True)
     labs = runner.Labs(progress)
     scenarios = []
+    alpha = a.alpha / len(checked)  # each scenario's share: a false alarm in any of them is one
     try:
         for runs in checked:
-            runner.run_scenario(runs, sides, a.runs, out, labs, a.backend, progress)
-            base = [figures.of_run(r.run) for r in runs.conclusive("baseline")]
-            cand = [figures.of_run(r.run) for r in runs.conclusive("candidate")]
-            needed = min(3, a.runs)
-            short = [s.role for s, got in zip(sides, (base, cand)) if len(got) < needed]
-            scenarios.append({
-                "runs": runs, "judgements": judge.judge_runs(base, cand, a.alpha, a.min_change / 100),
-                "inconclusive": (f"fewer than {needed} conclusive runs on the {' and '.join(short)} lab: this "
-                                 f"machine was the bottleneck twice in a row (see those runs' result.json)")
-                                if short else ""})
+            def figures_after(n, runs=runs):
+                runner.run_scenario(runs, sides, n, a.max_runs if n > a.runs else a.runs, out, labs, a.backend,
+                                    progress)
+                return ([figures.of_run(r.run) for r in runs.conclusive(role) if r.index < n]
+                        for role in ("baseline", "candidate"))
+
+            def more(looks_worse, runs=runs):
+                progress(f"{runs.name}: {report.label_list(looks_worse)} look{'s' if len(looks_worse) == 1 else ''} "
+                         f"worse before correcting for the number of figures: {a.max_runs - a.runs} more runs per lab "
+                         f"to tell")
+
+            judgements, levels, judged = judge.sequential(figures_after, a.runs, a.max_runs, alpha,
+                                                          a.min_change / 100, more)
+            scenarios.append({"runs": runs, "judgements": judgements, "levels": levels, "alpha": alpha,
+                              "runs_judged": judged,
+                              "inconclusive": _inconclusive(runs, judgements, a.runs, alpha)})
     finally:
         labs.close()
     verdicts = [report.scenario_verdict(s) for s in scenarios]
@@ -129,7 +166,7 @@ def validate(a, progress):
     v = {"verdict": verdict, "exit_status": {"pass": 0, "regression": 1, "inconclusive": 3}[verdict],
          "baseline": {"spec": a.baseline, "name": sides[0].name, "file": str(sides[0].file or "")},
          "candidate": {"spec": a.candidate, "name": sides[1].name, "file": str(sides[1].file or "")},
-         "runs": a.runs, "alpha": a.alpha, "min_change": a.min_change / 100, "backend": a.backend,
+         "runs": a.runs, "max_runs": a.max_runs, "alpha": a.alpha, "min_change": a.min_change / 100, "backend": a.backend,
          "scenarios": scenarios, "out": out}
     doc = report.document(v)
     footer = "Generated by mrclab validate"

@@ -47,6 +47,16 @@ def fmt_change(j):
     return text + (f" ({j.change_percent:+.0f}%)" if j.change_percent is not None else "")
 
 
+def fmt_percent_confidence(p_value):
+    """1 − p as a percentage with as many digits as it takes never to round up to 100%."""
+    if p_value >= 0.001:
+        return f"{(1 - p_value) * 100:.1f}%"
+    if p_value <= 1e-8:
+        return "> 99.999999%"
+    digits = min(6, int(-math.log10(p_value)) - 1)
+    return f"{math.floor((1 - p_value) * 100 * 10 ** digits) / 10 ** digits:.{digits}f}%"
+
+
 def by_fault_group(judgements):
     """Judgements grouped where they differ only in the fault (`recovery #3 blackhole` and
     `recovery #4 blackhole` of one transport and verdict), in report order."""
@@ -62,7 +72,7 @@ def describe(group):
     j = group[0]
     if len(group) == 1:
         return (f"{j.key.label}: {fmt_samples(j.baseline, j.key.unit)} → {fmt_samples(j.candidate, j.key.unit)}, "
-                f"{fmt_change(j)}, confidence {j.confidence * 100:.1f}%")
+                f"{fmt_change(j)}, confidence {fmt_percent_confidence(j.p_value)}")
     faults = "#" + ",".join(re.search(r"#(\d+)", g.key.name).group(1) for g in group)
     name = re.sub(r"#\d+", faults, j.key.name)
     unit = j.key.unit
@@ -74,11 +84,24 @@ def describe(group):
     medians = lambda side: [float(np.median(getattr(g, side))) for g in group]  # noqa: E731
     return (f"{j.key.transport + ': ' if j.key.transport else ''}{name}: medians "
             f"{span(medians('baseline'))} → {span(medians('candidate'))}, confidence at least "
-            f"{min(g.confidence for g in group) * 100:.1f}%")
+            f"{fmt_percent_confidence(max(g.p_value for g in group))}")
+
+
+def label_list(judgements, most=3):
+    """'mrc: step time p99, rc: worst recovery and 2 more'."""
+    labels = [j.key.label for j in judgements]
+    more = len(labels) - most
+    return ", ".join(labels[:most]) + (f" and {more} more" if more > 0 else "")
+
+
+def fmt_level(s):
+    level, reachable = s["levels"]["worse"]
+    return (f"judged on {s['runs_judged']} runs per lab; worse takes p ≤ {level:.2g} (alpha {s['alpha']:g} with "
+            f"Tarone's correction), which {reachable} of {len(s['judgements'])} figures can reach")
 
 
 def fmt_confidence(j):
-    return "–" if j.verdict == "same" and not j.shift else f"{j.confidence * 100:.1f}%"
+    return "–" if j.verdict == "same" and not j.shift else fmt_percent_confidence(j.p_value)
 
 
 def scenario_verdict(s):
@@ -97,11 +120,13 @@ def to_json(v):
     """validation.json: the whole validation; infinite values (never) as the string 'never'."""
     return {
         "verdict": v["verdict"], "exit_status": v["exit_status"],
-        "baseline": v["baseline"], "candidate": v["candidate"], "runs": v["runs"], "alpha": v["alpha"],
+        "baseline": v["baseline"], "candidate": v["candidate"], "runs": v["runs"], "max_runs": v["max_runs"],
+        "alpha": v["alpha"],
         "min_change_percent": v["min_change"] * 100, "backend": v["backend"] or "netns",
         "scenarios": [{
             "scenario": s["runs"].name, "file": s["runs"].scenario, "verdict": scenario_verdict(s),
-            "inconclusive": s["inconclusive"],
+            "inconclusive": s["inconclusive"], "runs_per_lab": s["runs_judged"], "alpha": s["alpha"],
+            "levels": {d: {"p": level, "reachable_figures": n} for d, (level, n) in s["levels"].items()},
             "runs": [{"side": r.side, "index": r.index, "seed": r.seed, "verdict": r.verdict,
                       "run_dir": r.run_dir, "seconds": round(r.seconds, 2), "attempts": r.attempts}
                      for r in s["runs"].records],
@@ -110,7 +135,8 @@ def to_json(v):
                          "baseline": [_json_value(x) for x in j.baseline],
                          "candidate": [_json_value(x) for x in j.candidate], "verdict": j.verdict,
                          "shift": _json_value(j.shift), "change_percent": j.change_percent,
-                         "p_value": j.p_value, "confidence": j.confidence, "notes": j.notes}
+                         "p_value": j.p_value, "confidence": j.confidence, "p_worse": j.p_worse,
+                         "p_better": j.p_better, "level": j.level, "notes": j.notes}
                         for j in s["judgements"]],
         } for s in v["scenarios"]],
     }
@@ -128,7 +154,7 @@ def junit(v):
             case = ET.SubElement(suite, "testcase", classname=f"validate.{name}", name=j.key.label)
             line = (f"{j.key.label}: baseline {fmt_samples(j.baseline, j.key.unit)}, candidate "
                     f"{fmt_samples(j.candidate, j.key.unit)}, change {fmt_change(j)}, confidence "
-                    f"{j.confidence * 100:.1f}%")
+                    f"{fmt_percent_confidence(j.p_value)}")
             if s["inconclusive"]:
                 ET.SubElement(case, "skipped", message=s["inconclusive"])
             elif j.verdict == "worse":
@@ -178,18 +204,23 @@ def document(v):
     doc = Document(title=f"Validation: {c['name']} against {b['name']}", banner=banner,
                    banner_tone={"pass": "pass", "regression": "fail"}.get(v["verdict"], "inconclusive"),
                    meta=[("Baseline", f"{b['name']} ({b['spec']})"), ("Candidate", f"{c['name']} ({c['spec']})"),
-                         ("Runs", f"{v['runs']} per lab and scenario, interleaved, seeds from the scenario's"),
-                         ("Test", f"one-sided Mann–Whitney U / Fisher exact, p ≤ {v['alpha']}, and a shift of at "
-                                  f"least {v['min_change'] * 100:.0f}% of the baseline median"),
+                         ("Runs", f"{v['runs']} per lab and scenario, {v['max_runs']} where a figure looked worse "
+                                  f"after those; interleaved, seeds from the scenario's"),
+                         ("Test", f"one-sided Mann–Whitney U / Fisher exact at p ≤ alpha / K (alpha {v['alpha']} for "
+                                  f"the whole validation; K by Tarone's correction: figures that cannot reach the "
+                                  f"level do not count), and a shift of at least {v['min_change'] * 100:.0f}% of the "
+                                  f"baseline median"),
                          ("Backend", v["backend"] or "netns")])
     s_all = doc.section("Verdict per scenario")
-    s_all.add(Table(["scenario", "verdict", "worse", "better", "same", "conclusive runs (baseline + candidate)"],
+    s_all.add(Table(["scenario", "verdict", "worse", "better", "same", "conclusive runs (baseline + candidate)",
+                     "worse takes p ≤"],
                     [[s["runs"].name, Cell(scenario_verdict(s).upper(), {"pass": "pass", "regression": "fail"}
                                            .get(scenario_verdict(s), "worse")),
                       sum(j.verdict == "worse" for j in s["judgements"]),
                       sum(j.verdict == "better" for j in s["judgements"]),
                       sum(j.verdict == "same" for j in s["judgements"]),
-                      f"{len(s['runs'].conclusive('baseline'))} + {len(s['runs'].conclusive('candidate'))}"]
+                      f"{len(s['runs'].conclusive('baseline'))} + {len(s['runs'].conclusive('candidate'))}",
+                      f"{s['levels']['worse'][0]:.2g}"]
                      for s in v["scenarios"]]))
     for s in v["scenarios"]:
         for group in by_fault_group([j for j in s["judgements"] if j.verdict == "worse"]):
@@ -199,6 +230,7 @@ def document(v):
         sec = doc.section(f"Scenario {name}")
         if s["inconclusive"]:
             sec.add(Text(s["inconclusive"], "note"))
+        sec.add(Text(fmt_level(s)[0].upper() + fmt_level(s)[1:] + "."))
         png = _spread_plot(s["judgements"], f"{name}: every run of both labs")
         if png:
             sec.add(Figure(f"spread-{name}", png, "Each figure's runs divided by the baseline's median: grey dots "
@@ -210,7 +242,8 @@ def document(v):
                          "; ".join(j.notes)])
         sec.add(Table(["figure", "baseline median [min … max]", "candidate median [min … max]",
                        "change (Hodges–Lehmann)", "confidence", "verdict", "notes"], rows,
-                      caption="Confidence: 1 − the one-sided p-value of the change's direction."))
+                      caption="Confidence: 1 − the one-sided p-value of the change's direction, before the "
+                              "correction for the number of figures."))
         pair = [s["runs"].conclusive("baseline")[:1], s["runs"].conclusive("candidate")[:1]]
         if all(pair):
             cmp = compare.build([pair[0][0].run, pair[1][0].run])

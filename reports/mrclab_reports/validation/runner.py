@@ -1,5 +1,5 @@
-"""Runs the drills of a validation: each scenario N times on each lab, with the same seeds, the two
-labs' runs interleaved (A B, B A, A B, ...) so that a machine getting busier or quieter affects
+"""Runs the drills of a validation: each scenario N times on each lab (more when judge.sequential
+asks for them), with the same seeds, the two labs' runs interleaved (A B, B A, A B, ...) so that a machine getting busier or quieter affects
 both alike.
 
 Labs given as files are deployed here and destroyed at the end, also after an error or Ctrl-C;
@@ -54,6 +54,7 @@ class ScenarioRuns:
     name: str
     seed: int
     records: list = field(default_factory=list)
+    done: int = 0                   # runs per side so far
 
     def conclusive(self, role):
         return [r for r in self.records if r.side == role and r.run is not None]
@@ -182,17 +183,18 @@ def check_scenario(scenario, sides, backend):
     return ScenarioRuns(str(scenario), check["scenario"], int(check["seed"]))
 
 
-def run_scenario(result, sides, runs, out_root, labs, backend, progress):
-    """Fills a ScenarioRuns: `runs` drills per side, seeds seed, seed+1, ..."""
+def run_scenario(result, sides, upto, total, out_root, labs, backend, progress):
+    """Adds runs to a ScenarioRuns until each side has `upto` (of at most `total`): seeds seed,
+    seed+1, ..., the sides' order alternating from one run to the next."""
     scenario, name, seed0 = result.scenario, result.name, result.seed
-    for i in range(runs):
+    for i in range(result.done, upto):
         order = sides if i % 2 == 0 else list(reversed(sides))
         for side in order:
             seed = seed0 + i
             record = None
             for attempt in (1, 2):
                 labs.ready(side, backend)
-                progress(f"{name}: run {i + 1}/{runs} on the {side.role} lab {side.name} (seed {seed}"
+                progress(f"{name}: run {i + 1}/{total} on the {side.role} lab {side.name} (seed {seed}"
                          f"{', again: the last was inconclusive' if attempt == 2 else ''})")
                 t0 = time.monotonic()
                 res = _drill(scenario, side, seed, Path(out_root) / name / side.role, backend)
@@ -205,7 +207,8 @@ def run_scenario(result, sides, runs, out_root, labs, backend, progress):
                     record.run = rundir.load(record.run_dir)
                 except rundir.RunDirError as e:
                     raise ValidateError(str(e)) from None
-            progress(f"{name}: run {i + 1}/{runs} on the {side.role} lab: {record.verdict} in {record.seconds:.1f} s")
+            progress(f"{name}: run {i + 1}/{total} on the {side.role} lab: {record.verdict} in "
+                     f"{record.seconds:.1f} s")
             result.records.append(record)
+        result.done = i + 1
     return result
-

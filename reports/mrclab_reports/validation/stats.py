@@ -1,17 +1,22 @@
 """Tests for small, noisy samples: two labs' values of one figure over a handful of runs each.
 
-mann_whitney   exact one-sided p-values of the Mann–Whitney U test (every split of the pooled
-               values enumerated, ties as mid-ranks), a normal approximation beyond 200,000 splits
-hodges_lehmann the shift estimate that goes with it: the median of all candidate − baseline
-               differences
-fisher_fewer   one-sided Fisher exact test: does the candidate pass less often than the baseline?
+mann_whitney     exact one-sided p-values of the Mann–Whitney U test (the distribution of the
+                 rank sum over every split of the pooled values, counted by dynamic programming;
+                 ties as mid-ranks), a normal approximation beyond EXACT_MAX_VALUES pooled values
+least_p_mann_whitney, least_p_fisher
+                 the smallest p-values any split of the same pooled values could give: what
+                 Tarone's correction counts (a figure that cannot become significant costs nothing)
+hodges_lehmann   the shift estimate that goes with it: the median of all candidate − baseline
+                 differences
+fisher_fewer     one-sided Fisher exact test: does the candidate pass less often than the baseline?
+tarone_level     the per-figure p-value threshold that keeps the chance of any false "worse" among
+                 a family of figures at alpha (Tarone's improvement of Bonferroni)
 """
-import itertools
 import math
 
 import numpy as np
 
-EXACT_LIMIT = 200_000  # splits of the pooled sample enumerated at most
+EXACT_MAX_VALUES = 80  # pooled values (both labs' runs) up to which the exact distribution is counted
 
 
 def _ranks(values):
@@ -29,6 +34,18 @@ def _ranks(values):
     return ranks
 
 
+def _rank_sum_counts(doubled_ranks, m):
+    """counts[s]: how many m-element subsets of the pooled values have doubled rank sum s (doubled:
+    mid-ranks are halves, their doubles integers)."""
+    top = int(sum(doubled_ranks))
+    counts = np.zeros((m + 1, top + 1))
+    counts[0, 0] = 1.0
+    for r in doubled_ranks:
+        r = int(r)
+        counts[1:, r:] = counts[1:, r:] + counts[:-1, :top + 1 - r]
+    return counts[m]
+
+
 def mann_whitney(baseline, candidate):
     """(p_greater, p_less): the one-sided p-values that the candidate's values are stochastically
     greater (less) than the baseline's. Values may be ±inf (a recovery that never came)."""
@@ -37,17 +54,17 @@ def mann_whitney(baseline, candidate):
     if n == 0 or m == 0:
         return 1.0, 1.0
     ranks = _ranks(a + b)
-    observed = float(ranks[n:].sum())
-    total = math.comb(n + m, m)
-    if total <= EXACT_LIMIT:
-        sums = np.fromiter((ranks[list(idx)].sum() for idx in itertools.combinations(range(n + m), m)),
-                           dtype=float, count=total)
-        eps = 1e-9
-        return float((sums >= observed - eps).mean()), float((sums <= observed + eps).mean())
+    if n + m <= EXACT_MAX_VALUES:
+        doubled = np.rint(ranks * 2).astype(int)
+        observed = int(doubled[n:].sum())
+        counts = _rank_sum_counts(doubled, m)
+        total = counts.sum()
+        return float(counts[observed:].sum() / total), float(counts[:observed + 1].sum() / total)
     # Normal approximation with the tie correction and a continuity correction.
+    observed = float(ranks[n:].sum())
     mean = m * (n + m + 1) / 2
-    _, counts = np.unique(ranks, return_counts=True)
-    ties = float(((counts ** 3) - counts).sum())
+    _, tied = np.unique(ranks, return_counts=True)
+    ties = float(((tied ** 3) - tied).sum())
     var = n * m / 12 * ((n + m + 1) - ties / ((n + m) * (n + m - 1)))
     if var <= 0:
         return 1.0, 1.0
@@ -55,6 +72,14 @@ def mann_whitney(baseline, candidate):
     upper = 0.5 * math.erfc((observed - mean - 0.5) / sd / math.sqrt(2))
     lower = 0.5 * math.erfc((mean - observed - 0.5) / sd / math.sqrt(2))
     return min(1.0, upper), min(1.0, lower)
+
+
+def least_p_mann_whitney(baseline, candidate):
+    """(least p_greater, least p_less) over every way of splitting the same pooled values into
+    samples of these sizes: the candidate holding the highest (lowest) of them."""
+    pooled = sorted(map(float, list(baseline) + list(candidate)))
+    n, m = len(baseline), len(candidate)
+    return mann_whitney(pooled[:n], pooled[n:])[0], mann_whitney(pooled[m:], pooled[:m])[1]
 
 
 def hodges_lehmann(baseline, candidate):
@@ -75,3 +100,22 @@ def fisher_fewer(pass_a, n_a, pass_b, n_b):
     low = max(0, passes - n_a)
     return sum(math.comb(passes, k) * math.comb(total - passes, n_b - k)
                for k in range(low, pass_b + 1)) / denominator
+
+
+def least_p_fisher(pass_a, n_a, pass_b, n_b):
+    """(least p of fewer, least p of more candidate passes) with the same passes in all."""
+    passes = pass_a + pass_b
+    fewest_b, fewest_a = max(0, passes - n_a), max(0, passes - n_b)
+    return fisher_fewer(passes - fewest_b, n_a, fewest_b, n_b), fisher_fewer(passes - fewest_a, n_b, fewest_a, n_a)
+
+
+def tarone_level(least_p_values, alpha):
+    """(level, reachable): reject a figure when its p <= level = alpha / K, where K is the smallest
+    number such that at most K figures could reach p <= alpha / K at all (Tarone 1990); reachable
+    is how many can. Figures whose pooled values allow no such p (all equal, too few runs) do not
+    dilute the others. The chance of any false rejection among the family stays at most alpha."""
+    for k in range(1, len(least_p_values) + 1):
+        reachable = sum(1 for p in least_p_values if p <= alpha / k)
+        if reachable <= k:
+            return alpha / k, reachable
+    return alpha, 0
