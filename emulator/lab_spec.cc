@@ -8,13 +8,18 @@
 #include <map>
 #include <set>
 #include <cmath>
+#include <filesystem>
 #include <stdexcept>
 
 #include "emulator/clos_generator.h"
 #include "emulator/usid_plan.h"
 
+#include <unistd.h>
+
 namespace mrclab::emulator {
 namespace {
+
+namespace fs = std::filesystem;
 
 // Control characters (a newline in a quoted key, an escape YAML quotes back) written as \n,
 // \xHH: a message stays one line, whatever the file held.
@@ -93,7 +98,7 @@ const char* KindText(const YAML::Node& n) {
 
 class Parser {
  public:
-  explicit Parser(std::string source) : source_(std::move(source)) {}
+  Parser(std::string source, ParseOptions options) : source_(std::move(source)), options_(std::move(options)) {}
 
   LabSpec Parse(const std::string& text) {
     const YAML::Node root = LoadStrictYaml(text, source_);
@@ -101,7 +106,7 @@ class Parser {
 
     LabSpec spec;
     spec.source = source_;
-    auto keys = MapEntries(root, "", {"name", "clos", "routing", "link_rate", "link_delay", "mtu", "bfd_interval", "nodes", "links", "sysctls"});
+    auto keys = MapEntries(root, "", {"name", "clos", "routing", "link_rate", "link_delay", "mtu", "bfd_interval", "nodes", "links", "sysctls", "frr_config"});
 
     if (!keys.count("name")) Fail("name", "required");
     spec.name = Scalar(keys["name"], "name");
@@ -176,6 +181,7 @@ class Parser {
     if (spec.nodes.empty()) Fail("nodes", "the lab has no nodes: give a clos block or nodes");
     if (keys.count("links")) ParseLinks(keys["links"], spec);
     if (keys.count("sysctls")) ParseSysctls(keys["sysctls"], spec);
+    if (keys.count("frr_config")) ParseFrrConfigs(keys["frr_config"], spec);
     return spec;
   }
 
@@ -265,6 +271,33 @@ class Parser {
     return c;
   }
 
+  // match: {node|kind|role|plane: ...}
+  NodeMatch ParseMatch(const YAML::Node& n, const std::string& path) const {
+    if (!n.IsMap()) Fail(path, std::string("expected a mapping, got ") + KindText(n));
+    NodeMatch match;
+    auto m = MapEntries(n, path, {"node", "kind", "role", "plane"});
+    if (m.count("node")) {
+      match.node = Scalar(m["node"], path + ".node");
+      if (!node_kinds_.count(*match.node)) Fail(path + ".node", "unknown node '" + *match.node + "'");
+    }
+    if (m.count("kind")) {
+      const std::string kind = Scalar(m["kind"], path + ".kind");
+      if (kind != "switch" && kind != "host") Fail(path + ".kind", "'" + kind + "' must be switch or host");
+      match.kind = kind == "switch" ? NodeKind::kSwitch : NodeKind::kHost;
+    }
+    if (m.count("role")) {
+      const std::string role = Scalar(m["role"], path + ".role");
+      if (role != "spine" && role != "leaf") Fail(path + ".role", "'" + role + "' must be spine or leaf");
+      match.role = role == "spine" ? SwitchRole::kSpine : SwitchRole::kLeaf;
+    }
+    if (m.count("plane")) {
+      const YAML::Node& v = m["plane"];
+      match.plane = v.IsScalar() ? Integer(v.Scalar(), kMaxPlanes - 1) : std::nullopt;
+      if (!match.plane) Fail(path + ".plane", "must be an integer from 0 to 14");
+    }
+    return match;
+  }
+
   // sysctls: [{match: {node|kind|role|plane: ...}, set: {net.KEY: VALUE, ...}}, ...]
   void ParseSysctls(const YAML::Node& n, LabSpec& spec) {
     if (!n.IsSequence()) Fail("sysctls", std::string("expected a list of {match, set}, got ") + KindText(n));
@@ -273,30 +306,7 @@ class Parser {
       s.field = "sysctls[" + std::to_string(i) + "]";
       if (!n[i].IsMap()) Fail(s.field, std::string("expected a mapping with match and set, got ") + KindText(n[i]));
       auto keys = MapEntries(n[i], s.field, {"match", "set"});
-      if (keys.count("match")) {
-        const std::string path = s.field + ".match";
-        if (!keys["match"].IsMap()) Fail(path, std::string("expected a mapping, got ") + KindText(keys["match"]));
-        auto m = MapEntries(keys["match"], path, {"node", "kind", "role", "plane"});
-        if (m.count("node")) {
-          s.node = Scalar(m["node"], path + ".node");
-          if (!node_kinds_.count(*s.node)) Fail(path + ".node", "unknown node '" + *s.node + "'");
-        }
-        if (m.count("kind")) {
-          const std::string kind = Scalar(m["kind"], path + ".kind");
-          if (kind != "switch" && kind != "host") Fail(path + ".kind", "'" + kind + "' must be switch or host");
-          s.kind = kind == "switch" ? NodeKind::kSwitch : NodeKind::kHost;
-        }
-        if (m.count("role")) {
-          const std::string role = Scalar(m["role"], path + ".role");
-          if (role != "spine" && role != "leaf") Fail(path + ".role", "'" + role + "' must be spine or leaf");
-          s.role = role == "spine" ? SwitchRole::kSpine : SwitchRole::kLeaf;
-        }
-        if (m.count("plane")) {
-          const YAML::Node& v = m["plane"];
-          s.plane = v.IsScalar() ? Integer(v.Scalar(), kMaxPlanes - 1) : std::nullopt;
-          if (!s.plane) Fail(path + ".plane", "must be an integer from 0 to 14");
-        }
-      }
+      if (keys.count("match")) s.match = ParseMatch(keys["match"], s.field + ".match");
       if (!keys.count("set")) Fail(s.field + ".set", "required: a mapping of net.* settings to values");
       const std::string path = s.field + ".set";
       if (!keys["set"].IsMap() || keys["set"].size() == 0)
@@ -314,6 +324,34 @@ class Parser {
         s.settings.emplace_back(key, value);
       }
       spec.sysctls.push_back(std::move(s));
+    }
+  }
+
+  // frr_config: [{match: {node|role|plane: ...}, template: FILE.j2 | file: FILE}, ...]
+  void ParseFrrConfigs(const YAML::Node& n, LabSpec& spec) {
+    if (!n.IsSequence())
+      Fail("frr_config", std::string("expected a list of {match, template or file}, got ") + KindText(n));
+    const fs::path folder = options_.files_dir.empty() ? LabFilesDir(source_) : options_.files_dir;
+    for (size_t i = 0; i < n.size(); ++i) {
+      FrrConfigSpec c;
+      const std::string entry = "frr_config[" + std::to_string(i) + "]";
+      if (!n[i].IsMap()) Fail(entry, std::string("expected a mapping with match and template or file, got ") + KindText(n[i]));
+      auto keys = MapEntries(n[i], entry, {"match", "template", "file"});
+      if (keys.count("match")) c.match = ParseMatch(keys["match"], entry + ".match");
+      if (c.match.kind == NodeKind::kHost)
+        Fail(entry + ".match.kind", "FRR runs on switches only; hosts have no routing daemons");
+      if (keys.count("template") == keys.count("file"))
+        Fail(entry, "give either template (a Jinja2 template of frr.conf) or file (a plain frr.conf)");
+      c.is_template = keys.count("template") > 0;
+      c.field = entry + (c.is_template ? ".template" : ".file");
+      const std::string given = Scalar(keys[c.is_template ? "template" : "file"], c.field);
+      c.path = (folder / given).lexically_normal().string();
+      std::error_code ec;
+      if (options_.check_files && !fs::is_regular_file(c.path, ec))
+        Fail(c.field, "'" + given + "': no such file (" + c.path + ")");
+      if (options_.check_files && access(c.path.c_str(), R_OK) != 0)
+        Fail(c.field, "'" + given + "': not readable (" + c.path + ")");
+      spec.frr_configs.push_back(std::move(c));
     }
   }
 
@@ -431,12 +469,18 @@ class Parser {
   std::string source_;
   std::map<std::string, NodeKind> node_kinds_;
   std::map<std::string, std::string> used_ports_;  // "node:if" -> which link uses it
+  ParseOptions options_;
 };
 
 }  // namespace
 
-LabSpec ParseLabText(const std::string& yaml_text, const std::string& source_name) {
-  return Parser(source_name).Parse(yaml_text);
+LabSpec ParseLabText(const std::string& yaml_text, const std::string& source_name, const ParseOptions& options) {
+  return Parser(source_name, options).Parse(yaml_text);
+}
+
+std::string LabFilesDir(const std::string& source_name) {
+  if (source_name.empty() || source_name[0] == '<') return fs::current_path().string();
+  return fs::absolute(source_name).parent_path().lexically_normal().string();
 }
 
 LabSpec ParseLabFile(const std::string& path) { return ParseLabText(ReadInputFile(path), path); }

@@ -56,16 +56,32 @@ struct LinkSpec {
   EndpointSpec a, b;
 };
 
+// Which nodes an entry of `sysctls:` or `frr_config:` applies to (`match:`); all given must hold,
+// none given matches every node.
+struct NodeMatch {
+  std::optional<std::string> node;      // this node
+  std::optional<NodeKind> kind;         // switches or hosts
+  std::optional<SwitchRole> role;       // spines or leaves
+  std::optional<int> plane;             // switches of this plane
+};
+
 // Kernel settings for the nodes a selector matches (`sysctls:` in a lab file): what real switches
 // tune, such as the ECMP hash policy or the neighbour table's limits. Only net.* settings, which
 // every network namespace has its own copy of; applied after mrclab's own, in file order.
 struct SysctlSpec {
   std::string field;                    // "sysctls[2]", for errors found when they are applied
-  std::optional<std::string> node;      // match: this node
-  std::optional<NodeKind> kind;         // match: switches or hosts
-  std::optional<SwitchRole> role;       // match: spines or leaves
-  std::optional<int> plane;             // match: switches of this plane
+  NodeMatch match;
   std::vector<std::pair<std::string, std::string>> settings;  // "net.ipv6.fib_multipath_hash_policy" -> "0"
+};
+
+// The switches' own FRR configuration (`frr_config:`): an integrated frr.conf as a Jinja2
+// template rendered with the switch's plan (emulator/netns/frr_template.py), or as a plain file;
+// instead of the one mrclab generates. A later entry wins for a switch two entries match.
+struct FrrConfigSpec {
+  std::string field;                    // "frr_config[1].template"
+  NodeMatch match;
+  std::string path;                     // as resolved against the lab file's folder
+  bool is_template = false;
 };
 
 // A link's MTU (bytes of IPv6 packet): the default, and the range a lab may set with `mtu:`.
@@ -87,13 +103,23 @@ struct LabSpec {
   std::vector<NodeSpec> nodes;  // generated nodes first (if clos), then explicit ones
   std::vector<LinkSpec> links;  // generated links first (if clos), then explicit ones
   std::vector<SysctlSpec> sysctls;
+  std::vector<FrrConfigSpec> frr_configs;
 };
 
 LabSpec ParseLabFile(const std::string& path);
 // True when `text` names a lab file rather than a deployed lab ("labs/x.yaml", "x.yml",
 // "./x"): a lab's name never holds '/' or a .yaml/.yml suffix.
 bool IsLabFilePath(const std::string& text);
-LabSpec ParseLabText(const std::string& yaml_text, const std::string& source_name);
+// Files a lab file names (frr_config) are found relative to its folder: files_dir, or
+// LabFilesDir(source_name) when empty. check_files false: not read (a deployed lab's saved text,
+// whose files were checked and used at deploy).
+struct ParseOptions {
+  std::string files_dir;
+  bool check_files = true;
+};
+LabSpec ParseLabText(const std::string& yaml_text, const std::string& source_name, const ParseOptions& options = {});
+// The absolute folder of a lab file (the current directory for "<string>" sources).
+std::string LabFilesDir(const std::string& source_name);
 
 // "1Gbit" -> 1000000000; at least kMinLinkRateBps. Throws std::invalid_argument with a reason.
 constexpr uint64_t kMinLinkRateBps = 100000;

@@ -304,6 +304,7 @@ nlohmann::json ResolvedLab::ToJson() const {
     for (const ResolvedInterface& i : n.interfaces) {
       ifs.push_back({{"name", i.name},
                      {"link", i.link},
+                     {"fabric", IsFabric(i)},
                      {"plane", i.plane},
                      {"address", i.address},
                      {"peer_node", i.peer_node},
@@ -325,6 +326,7 @@ nlohmann::json ResolvedLab::ToJson() const {
       for (const ResolvedNode::Sysctl& s : n.sysctls) sysctls[s.key] = s.value;
       jn["sysctls"] = sysctls;
     }
+    if (n.frr_config) jn["frr_config"] = {{n.frr_config->is_template ? "template" : "file", n.frr_config->path}};
     node_list.push_back(jn);
   }
   j["nodes"] = node_list;
@@ -364,12 +366,12 @@ uint64_t DefaultBfdIntervalNs(size_t fabric_links) {
 
 namespace {
 
-bool Matches(const SysctlSpec& s, const ResolvedNode& n) {
-  if (s.node && *s.node != n.name) return false;
-  if (s.kind && *s.kind != n.kind) return false;
-  if ((s.role || s.plane) && n.kind != NodeKind::kSwitch) return false;  // roles and planes are switches'
-  if (s.role && *s.role != n.role) return false;
-  return !s.plane || *s.plane == n.plane;
+bool Matches(const NodeMatch& m, const ResolvedNode& n) {
+  if (m.node && *m.node != n.name) return false;
+  if (m.kind && *m.kind != n.kind) return false;
+  if ((m.role || m.plane) && n.kind != NodeKind::kSwitch) return false;  // roles and planes are switches'
+  if (m.role && *m.role != n.role) return false;
+  return !m.plane || *m.plane == n.plane;
 }
 
 // The lab file's sysctls onto the nodes they match, in file order (a later one wins).
@@ -377,11 +379,25 @@ void AttachSysctls(const LabSpec& spec, ResolvedLab& lab) {
   for (const SysctlSpec& s : spec.sysctls) {
     bool any = false;
     for (ResolvedNode& n : lab.nodes) {
-      if (!Matches(s, n)) continue;
+      if (!Matches(s.match, n)) continue;
       any = true;
       for (const auto& [key, value] : s.settings) n.sysctls.push_back({key, value, s.field + ".set." + key});
     }
     if (!any) throw LabError(spec.source, s.field + ".match", "matches no node of the lab");
+  }
+}
+
+// The lab file's FRR configurations onto the switches they match (a later entry wins).
+void AttachFrrConfigs(const LabSpec& spec, ResolvedLab& lab) {
+  for (const FrrConfigSpec& c : spec.frr_configs) {
+    bool any = false;
+    for (ResolvedNode& n : lab.nodes) {
+      if (n.kind != NodeKind::kSwitch || !Matches(c.match, n)) continue;
+      any = true;
+      n.frr_config = ResolvedNode::FrrConfig{c.path, c.field, c.is_template};
+    }
+    const std::string entry = c.field.substr(0, c.field.find('.'));
+    if (!any) throw LabError(spec.source, entry + ".match", "matches no switch of the lab");
   }
 }
 
@@ -587,6 +603,7 @@ ResolvedLab Resolve(const LabSpec& spec, const ResolveOptions& options) {
               [](const auto& x, const auto& y) { return x.plane < y.plane; });
   }
   AttachSysctls(spec, lab);
+  AttachFrrConfigs(spec, lab);
 
   if (!options.routes) {
     lab.IndexNodes();

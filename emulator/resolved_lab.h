@@ -80,6 +80,13 @@ struct ResolvedNode {
     std::string key, value, field;
   };
   std::vector<Sysctl> sysctls;
+  // Switches: the lab file's own FRR configuration (the last frr_config entry that matches), or
+  // none: mrclab generates it (emulator/netns/frr_config.h).
+  struct FrrConfig {
+    std::string path, field;
+    bool is_template = false;
+  };
+  std::optional<FrrConfig> frr_config;
 };
 
 struct ResolvedLink {

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -775,6 +779,70 @@ TEST(ResolveSysctls, ErrorsNameTheField) {
             "without '/'");
   EXPECT_EQ(error("sysctls: {net.core.somaxconn: 1}\n"),
             "t.yaml: sysctls: expected a list of {match, set}, got a mapping");
+}
+
+}  // namespace
+}  // namespace mrclab::emulator
+
+namespace mrclab::emulator {
+namespace {
+
+// A lab with frr_config whose files are in a folder of the test's own.
+class ResolveFrrConfigs : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("frr-config-test-" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "spine.j2") << "{{ generated }}\n";
+    std::ofstream(dir_ / "leaf.conf") << "hostname x\n";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  ResolvedLab Lab(const std::string& entries, bool check_files = true) const {
+    return Resolve(ParseLabText(
+        "name: t\nclos: {planes: 2, spines_per_plane: 2, leaves_per_plane: 2, hosts: 4, hosts_per_leaf: 2}\n"
+        "frr_config:\n" + entries,
+        "t.yaml", {.files_dir = dir_.string(), .check_files = check_files}));
+  }
+  std::string Error(const std::string& entries) const {
+    try {
+      Lab(entries);
+    } catch (const LabError& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(ResolveFrrConfigs, SelectorsPickSwitchesAndLaterEntriesWin) {
+  const ResolvedLab lab = Lab("  - {match: {role: spine}, template: spine.j2}\n"
+                              "  - {match: {plane: 1}, file: leaf.conf}\n");
+  const auto& spine0 = lab.FindNode("p0-spine0")->frr_config;
+  ASSERT_TRUE(spine0);
+  EXPECT_TRUE(spine0->is_template);
+  EXPECT_EQ(spine0->path, (dir_ / "spine.j2").string());
+  EXPECT_EQ(spine0->field, "frr_config[0].template");
+  EXPECT_FALSE(lab.FindNode("p0-leaf0")->frr_config);            // none matches: generated
+  EXPECT_FALSE(lab.FindNode("p1-spine0")->frr_config->is_template);  // both match: the later wins
+  EXPECT_EQ(lab.FindNode("p1-leaf1")->frr_config->field, "frr_config[1].file");
+  EXPECT_FALSE(lab.FindNode("host0")->frr_config);                 // plane: switches only
+  for (const auto& n : lab.ToJson()["nodes"]) {
+    if (n["name"] == "p0-spine0") {
+      EXPECT_EQ(n["frr_config"]["template"], (dir_ / "spine.j2").string());
+    }
+  }
+}
+
+TEST_F(ResolveFrrConfigs, ErrorsNameTheField) {
+  EXPECT_EQ(Error("  - {template: nope.j2}\n"),
+            "t.yaml: frr_config[0].template: 'nope.j2': no such file (" + (dir_ / "nope.j2").string() + ")");
+  EXPECT_EQ(Error("  - {match: {node: host0}, file: leaf.conf}\n"), "t.yaml: frr_config[0].match: matches no switch of the lab");
+  EXPECT_EQ(Error("  - {match: {role: leaf}}\n"),
+            "t.yaml: frr_config[0]: give either template (a Jinja2 template of frr.conf) or file (a plain frr.conf)");
+  EXPECT_EQ(Error("  - {match: {role: leaf}, file: leaf.conf, mode: x}\n").rfind("t.yaml: frr_config[0].mode: unknown key", 0),
+            0u);
+  // A deployed lab's saved text: its files were read at deploy, and need not be there any more.
+  EXPECT_EQ(Lab("  - {template: gone.j2}\n", false).FindNode("p0-leaf0")->frr_config->path, (dir_ / "gone.j2").string());
 }
 
 }  // namespace

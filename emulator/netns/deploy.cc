@@ -13,6 +13,7 @@
 #include "emulator/host_machine.h"
 #include "emulator/netns/frr_config.h"
 #include "emulator/netns/frr_daemons.h"
+#include "emulator/netns/frr_template.h"
 #include "emulator/netns/host_sysctls.h"
 #include "emulator/netns/interrupt.h"
 #include "emulator/netns/lab_state.h"
@@ -204,6 +205,8 @@ void Preflight(const ResolvedLab& lab) {
 
 DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
   Preflight(lab);
+  // The lab file's own FRR configurations, rendered and checked by FRR before anything is made.
+  const std::map<std::string, std::string> own_configs = UserFrrConfigs(lab);
   const auto start = Clock::now();
   Progress progress(options.progress);
   DeployReport report;
@@ -219,6 +222,7 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
     fs::create_directories(paths.root + "/uts");
     fs::create_directories(paths.root + "/nodes");
     nlohmann::json doc = {{"state", "deploying"}, {"pid", getpid()}, {"source", lab.source},
+                          {"files_dir", LabFilesDir(lab.source)},
                           {"plan", lab.ToJson()},
                           {"created", std::time(nullptr)}};
     WriteLabJson(lab.name, doc);
@@ -277,7 +281,7 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
       const std::string dir = paths.NodeDir(sw->name);
       fs::create_directories(dir);
       chown(dir.c_str(), frr_uid, frr_gid);
-      for (const auto& [daemon, text] : FrrConfigs(lab, *sw, dir))
+      for (const auto& [daemon, text] : sw->frr_config ? StartupFrrConfigs(*sw, dir) : FrrConfigs(lab, *sw, dir))
         WriteFile(dir + "/" + daemon + ".conf", text, frr_uid, frr_gid);
       start_daemon(*sw, "zebra");
     }
@@ -296,9 +300,32 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
     for (const ResolvedNode* sw : lab.Switches())
       for (const std::string& daemon : daemons)
         if (daemon != "zebra") start_daemon(*sw, daemon);
+    if (!own_configs.empty()) {
+      // Every daemon of those switches answering on its vty socket, then their configuration.
+      PollUntil(progress, "daemons of switches with their own configuration", deadline, [&] {
+        CheckStatus s;
+        for (const auto& [name, text] : own_configs) {
+          ++s.total;
+          const bool up = std::all_of(daemons.begin(), daemons.end(), [&](const std::string& d) {
+            return VtyListening(paths.NodeDir(name), d);
+          });
+          if (up) {
+            ++s.done;
+          } else if (s.missing.size() < 4) {
+            s.missing.push_back(name);
+          }
+        }
+        return s;
+      });
+      for (const auto& [name, text] : own_configs) {
+        ThrowIfInterrupted();
+        ApplyFrrConfig(lab, *lab.FindNode(name), paths.NodeDir(name), text);
+      }
+    }
     report.daemons_s = Since(t);
     progress.Done(std::to_string(lab.Switches().size() * daemons.size()) + " FRR daemons on " +
-                  std::to_string(lab.Switches().size()) + " switches");
+                  std::to_string(lab.Switches().size()) + " switches" +
+                  (own_configs.empty() ? "" : ", " + std::to_string(own_configs.size()) + " with the lab's own configuration"));
 
     // 4. Convergence and verification.
     LabVerifier verifier(lab, paths);

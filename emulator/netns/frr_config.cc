@@ -15,12 +15,10 @@ std::string Header(const ResolvedNode& node, const std::string& log_dir,
   return out.str();
 }
 
-}  // namespace
-
-std::map<std::string, std::string> FrrConfigs(const ResolvedLab& lab, const ResolvedNode& node,
-                                              const std::string& log_dir) {
+// daemon -> its configuration after the header.
+std::map<std::string, std::string> Bodies(const ResolvedLab& lab, const ResolvedNode& node) {
   std::map<std::string, std::string> files;
-  for (const char* daemon : kFrrDaemons) files[daemon] = Header(node, log_dir, daemon);
+  for (const char* daemon : kFrrDaemons) files[daemon] = "";
 
   std::ostringstream statics;
   for (const Route& route : node.routes)
@@ -58,6 +56,29 @@ std::map<std::string, std::string> FrrConfigs(const ResolvedLab& lab, const Reso
     files["bfdd"] += "bfd\n profile fabric\n  transmit-interval " + std::to_string(bfd_ms) +
                      "\n  receive-interval " + std::to_string(bfd_ms) + "\n  detect-multiplier 3\n exit\nexit\n";
   }
+  return files;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> FrrConfigs(const ResolvedLab& lab, const ResolvedNode& node,
+                                              const std::string& log_dir) {
+  std::map<std::string, std::string> files = Bodies(lab, node);
+  for (auto& [daemon, text] : files) text = Header(node, log_dir, daemon) + text;
+  return files;
+}
+
+std::string GeneratedFrrConfig(const ResolvedLab& lab, const ResolvedNode& node) {
+  const std::map<std::string, std::string> bodies = Bodies(lab, node);
+  std::string text = "frr defaults datacenter\nhostname " + node.name + "\n!\n";
+  for (const char* daemon : kFrrDaemons)
+    if (!bodies.at(daemon).empty()) text += bodies.at(daemon) + "!\n";
+  return text;
+}
+
+std::map<std::string, std::string> StartupFrrConfigs(const ResolvedNode& node, const std::string& log_dir) {
+  std::map<std::string, std::string> files;
+  for (const char* daemon : kFrrDaemons) files[daemon] = Header(node, log_dir, daemon);
   return files;
 }
 

@@ -19,4 +19,12 @@ inline constexpr const char* kFrrDaemons[] = {"zebra", "bfdd", "staticd", "bgpd"
 std::map<std::string, std::string> FrrConfigs(const ResolvedLab& lab, const ResolvedNode& node,
                                               const std::string& log_dir);
 
+// The same as one integrated frr.conf, without log settings: what a switch runs by default,
+// the `generated` variable of a lab's FRR templates, and the start of a user's own.
+std::string GeneratedFrrConfig(const ResolvedLab& lab, const ResolvedNode& node);
+
+// A switch with its own configuration (frr_config in the lab file) starts each daemon with
+// only its defaults, name and log file; deploy then enters the configuration through vtysh.
+std::map<std::string, std::string> StartupFrrConfigs(const ResolvedNode& node, const std::string& log_dir);
+
 }  // namespace mrclab::emulator::netns

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "emulator/netns/frr_template.h"
 #include "emulator/netns/interrupt.h"
 #include "emulator/netns/namespaces.h"
 #include "emulator/netns/router_solicitation.h"
@@ -64,8 +65,13 @@ pid_t StartDaemon(const LabPaths& paths, const ResolvedNode& sw, const std::stri
   return pid;
 }
 
-bool ZebraListening(const std::string& node_dir) {
-  const std::string path = node_dir + "/zserv.api";
+bool ZebraListening(const std::string& node_dir) { return SocketListening(node_dir + "/zserv.api"); }
+
+bool VtyListening(const std::string& node_dir, const std::string& daemon) {
+  return SocketListening(node_dir + "/" + daemon + ".vty");
+}
+
+bool SocketListening(const std::string& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof(addr.sun_path)) return false;
@@ -165,6 +171,18 @@ std::vector<std::string> StartMissingDaemons(const ResolvedLab& lab, const LabPa
       StartDaemon(paths, sw, daemon, ns.get(), uts.get(), journal);
     } catch (const std::exception& e) {
       throw std::runtime_error(sw.name + ": cannot start " + daemon + ": " + e.what());
+    }
+  }
+  if (sw.frr_config) {
+    // They started with their defaults only: the switch's own configuration goes in again.
+    WaitUntil(deadline, [&] {
+      return std::all_of(missing.begin(), missing.end(),
+                         [&](const std::string& d) { return VtyListening(dir, d); });
+    }, [&] { return sw.name + ": the restarted daemons do not listen on their vty sockets in " + dir; });
+    try {
+      EnterFrrConfig(dir, missing);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(sw.name + ": " + e.what());
     }
   }
   return missing;

@@ -31,8 +31,10 @@ std::vector<std::string> DaemonArgv(const std::string& daemon, const std::string
 pid_t StartDaemon(const LabPaths& paths, const ResolvedNode& sw, const std::string& daemon,
                   int netns_fd, int uts_fd, Journal& journal);
 
-// True once zebra of this node directory accepts connections on its zserv socket.
+// True once the unix socket accepts connections: zebra's zserv socket, a daemon's vty socket.
+bool SocketListening(const std::string& path);
 bool ZebraListening(const std::string& node_dir);
+bool VtyListening(const std::string& node_dir, const std::string& daemon);
 
 // The live processes of one daemon of a switch: from its pid file and the deploy journal,
 // each checked to be that daemon in that switch's namespace (IsOurs).

@@ -103,7 +103,14 @@ ResolvedLab LoadDeployedLab(const std::string& lab_name) {
   if (!in) throw InputError("lab '" + lab_name + "' is not deployed (see: mrclab list)");
   std::stringstream text;
   text << in.rdbuf();
-  return Resolve(ParseLabText(text.str(), paths.root + "/lab.yaml"));
+  // Its files (frr_config) were read at deploy; named as they were, from the folder it came from.
+  ParseOptions options{.files_dir = "", .check_files = false};
+  try {
+    options.files_dir = ReadLabJson(lab_name).value("files_dir", "");
+  } catch (const std::exception&) {
+    // No lab.json (a crash during deploy): the names do not matter to what reads the lab then.
+  }
+  return Resolve(ParseLabText(text.str(), paths.root + "/lab.yaml", options));
 }
 
 void SaveLabText(const std::string& lab_name, const std::string& yaml_text) {

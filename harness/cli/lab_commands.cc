@@ -11,6 +11,8 @@
 
 #include "emulator/lab_spec.h"
 #include "emulator/netns/deploy.h"
+#include "emulator/netns/frr_config.h"
+#include "emulator/netns/frr_template.h"
 #include "emulator/netns/interrupt.h"
 #include "emulator/netns/lab_state.h"
 #include "emulator/netns/namespaces.h"
@@ -106,18 +108,48 @@ int CheckDeploy(const std::string& file, bool json_out) {
   const emulator::ResolvedLab lab = emulator::Resolve(emulator::ParseLabFile(file));
   nx::Preflight(lab);
   const nx::MemoryEstimate memory = nx::EstimateMemory(lab);
+  const size_t own_configs = nx::UserFrrConfigs(lab).size();
   if (json_out) {
     std::cout << json{{"lab", lab.name}, {"switches", lab.Switches().size()}, {"hosts", lab.Hosts().size()},
                       {"links", lab.links.size()}, {"planes", lab.planes}, {"memory_needed_bytes", memory.needed},
-                      {"memory_available_bytes", memory.available}}.dump(2)
+                      {"memory_available_bytes", memory.available}, {"own_frr_configs", own_configs}}.dump(2)
               << "\n";
   } else {
     std::printf("lab %s is valid and can be deployed here: %zu switches, %zu hosts, %zu links, %d plane(s); "
-                "needs ~%llu MiB of %llu MiB available\n",
+                "needs ~%llu MiB of %llu MiB available%s\n",
                 lab.name.c_str(), lab.Switches().size(), lab.Hosts().size(), lab.links.size(), lab.planes,
                 static_cast<unsigned long long>(memory.needed >> 20),
-                static_cast<unsigned long long>(memory.available >> 20));
+                static_cast<unsigned long long>(memory.available >> 20),
+                own_configs ? ("; " + std::to_string(own_configs) + " switches' own FRR configuration rendered and "
+                               "accepted by FRR's parser").c_str()
+                            : "");
   }
+  return emulator::kExitOk;
+}
+
+// deploy --frr-config NODE / --frr-variables NODE: what a switch's FRR runs (its own
+// configuration, rendered, or the generated one), or what its template sees. Makes nothing.
+int PrintFrrConfig(const std::string& file, const std::string& node_name, bool variables) {
+  const emulator::ResolvedLab lab = emulator::Resolve(emulator::ParseLabFile(file));
+  const emulator::ResolvedNode* node = lab.FindNode(node_name);
+  if (!node || node->kind != emulator::NodeKind::kSwitch) {
+    std::string names;
+    for (const emulator::ResolvedNode* n : lab.Switches()) names += (names.empty() ? "" : ", ") + n->name;
+    throw emulator::InputError(std::string(variables ? "--frr-variables " : "--frr-config ") + node_name +
+                               ": not a switch of lab '" + lab.name + "' (switches: " + names + ")");
+  }
+  if (variables) {
+    std::cout << nx::FrrTemplateVariables(lab, *node) << "\n";
+    return emulator::kExitOk;
+  }
+  if (!node->frr_config) {
+    std::cout << nx::GeneratedFrrConfig(lab, *node);
+    return emulator::kExitOk;
+  }
+  emulator::ResolvedLab one = lab;  // render and check this switch's only
+  for (emulator::ResolvedNode& n : one.nodes)
+    if (n.name != node_name) n.frr_config.reset();
+  std::cout << nx::UserFrrConfigs(one).at(node_name);
   return emulator::kExitOk;
 }
 
@@ -280,15 +312,26 @@ void AddLabCommands(CLI::App& app, LabArgs& args, int& exit_status) {
     cmd->add_flag("--keep-failed", a->keep_failed,
                   "On failure, leave the lab in place for inspection instead of rolling back");
     cmd->add_flag("--check", a->check,
-                  "Validate the lab file and what deploy checks first (root, FRR, name free, memory); make nothing");
+                  "Validate the lab file and what deploy checks first (root, FRR, name free, memory, the lab's "
+                  "own FRR configurations rendered and parsed by FRR); make nothing");
+    cmd->add_option("--frr-config", a->frr_config_node,
+                    "Print the FRR configuration this switch would run (its own from frr_config, rendered; or the "
+                    "generated one, a start for a template) and make nothing");
+    cmd->add_option("--frr-variables", a->frr_variables_node,
+                    "Print, as JSON, the variables this switch's FRR template sees (node, lab, generated) and "
+                    "make nothing");
     cmd->footer(
         "Ready means verified: every BGP session Established (bgp mode), every host reaching\n"
         "every other host on every plane, and one uSID path per spine shown to cross it.\n"
         "A failed or interrupted deploy rolls back everything it made.\n"
         "Exit status: 0 ready, 1 not ready before --timeout (or a daemon died), 2 bad lab file or\n"
         "  environment (not root, FRR missing, already deployed, too large), 130 interrupted.\n"
+        "A lab file's frr_config gives switches their own FRR configuration (a Jinja2 template or a\n"
+        "  plain frr.conf; labs/README.md); --frr-config NODE prints what a switch would run.\n"
         "Example: mrclab deploy labs/clos2.yaml");
     cmd->callback(run([a] {
+      if (!a->frr_config_node.empty()) return PrintFrrConfig(a->target, a->frr_config_node, false);
+      if (!a->frr_variables_node.empty()) return PrintFrrConfig(a->target, a->frr_variables_node, true);
       return a->check ? CheckDeploy(a->target, a->json) : Deploy(a->target, a->timeout_s, a->json, a->quiet, a->keep_failed);
     }));
   }

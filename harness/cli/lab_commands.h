@@ -23,6 +23,8 @@ struct LabArgs {
   bool quiet = false;
   bool keep_failed = false;
   bool check = false;
+  std::string frr_config_node;     // deploy --frr-config NODE: print its FRR configuration
+  std::string frr_variables_node;  // deploy --frr-variables NODE: print its template variables
 };
 
 void AddLabCommands(CLI::App& app, LabArgs& args, int& exit_status);

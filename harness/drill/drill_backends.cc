@@ -38,10 +38,16 @@ void CheckBackendSupport(const Scenario& s, const DrillOptions& o) {
   if (backend == BackendKind::kNetns && s.job.timers == TimerScale::kFabric)
     throw ScenarioError(s.file, "job.timers",
                         "fabric (µs) timers need virtual time: use --backend ns3, or timers: realtime");
-  if (backend == BackendKind::kNs3 && !emulator::ParseLabFile(SimulationLabFile(s, o)).sysctls.empty())
-    throw emulator::LabError(SimulationLabFile(s, o), "sysctls",
+  if (backend != BackendKind::kNs3) return;
+  const emulator::LabSpec lab = emulator::ParseLabFile(SimulationLabFile(s, o));
+  if (!lab.sysctls.empty())
+    throw emulator::LabError(lab.source, "sysctls",
                              "kernel settings are not modelled by the ns3 backend (they need the emulated lab: "
                              "--backend netns)");
+  if (!lab.frr_configs.empty())
+    throw emulator::LabError(lab.source, "frr_config",
+                             "the switches' own FRR configuration is not modelled by the ns3 backend (it routes "
+                             "without FRR; it needs the emulated lab: --backend netns)");
 }
 
 emulator::ResolvedLab DrillLabPlan(const Scenario& s, const DrillOptions& o) {

@@ -183,7 +183,7 @@ def test_check_refuses_what_only_an_emulated_lab_can_do(tmp_path, fault, kind):
     assert ok.returncode == 0 and "netns backend" in ok.stdout
 
 
-def test_check_refuses_lab_sysctls_it_cannot_model(tmp_path):
+def test_check_refuses_lab_sysctls_and_frr_configs_it_cannot_model(tmp_path):
     lab = tmp_path / "tuned.yaml"
     lab.write_text(LAB.read_text() + "sysctls:\n  - set: {net.ipv6.fib_multipath_hash_policy: 0}\n")
     path = scenario(tmp_path, "sim-tuned", [RIDE_THROUGH["link_down"]])
@@ -191,6 +191,14 @@ def test_check_refuses_lab_sysctls_it_cannot_model(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip() == (f"mrclab: error: {lab}: sysctls: kernel settings are not modelled by the ns3 "
                                    "backend (they need the emulated lab: --backend netns)")
+    # Nor the switches' own FRR configuration: the simulation routes without FRR.
+    (tmp_path / "own.conf").write_text("hostname x\n")
+    lab.write_text(LAB.read_text() + "frr_config:\n  - {match: {role: spine}, file: own.conf}\n")
+    proc = mrclab("drill", path, "--check", "--lab", lab)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (f"mrclab: error: {lab}: frr_config: the switches' own FRR configuration is not "
+                                   "modelled by the ns3 backend (it routes without FRR; it needs the emulated lab: "
+                                   "--backend netns)")
 
 
 def test_check_names_the_backend_and_refuses_a_deployed_lab_name(tmp_path):

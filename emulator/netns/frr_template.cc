@@ -1,0 +1,210 @@
+#include "emulator/netns/frr_template.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+
+#include "emulator/lab_spec.h"
+#include "emulator/netns/frr_config.h"
+#include "emulator/netns/frr_daemons.h"
+#include "emulator/netns/processes.h"
+
+namespace mrclab::emulator::netns {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr const char* kVtysh = "/usr/bin/vtysh";
+constexpr const char* kPython = "/usr/bin/python3";
+
+std::string Renderer() { return std::string(MRCLAB_SOURCE_DIR) + "/emulator/netns/frr_template.py"; }
+
+std::string ReadWhole(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  if (!in) throw std::runtime_error("cannot read " + path);
+  return out.str();
+}
+
+void WriteWhole(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.flush();
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+// The last non-empty line of a tool's output.
+std::string LastLine(const std::string& output) {
+  std::istringstream in(output);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (line.find_first_not_of(" \t") != std::string::npos) last = line;
+  return last.empty() ? "(no output)" : last;
+}
+
+// vtysh's complaint "line 5: % Unknown command[25]:  neighbr fabric bfd" as "line 5 'neighbr
+// fabric bfd': % Unknown command"; other output as it is (one line).
+std::string FrrComplaint(const std::string& output) {
+  static const std::regex kLine(R"(line (\d+): (%[^:\[]*)(?:\[\d+\])?:\s*(.*))");
+  std::istringstream in(output);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, kLine)) {
+      std::string what = m[2].str();
+      while (!what.empty() && what.back() == ' ') what.pop_back();
+      return "line " + m[1].str() + " '" + m[3].str() + "': " + what;
+    }
+  }
+  return LastLine(output);
+}
+
+// A private folder for one deploy's rendering, removed when done.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "mrclab-frr-XXXXXX").string();
+    if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot create a folder under /tmp");
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+json Variables(const ResolvedLab& lab, const ResolvedNode& node, const json& node_plan) {
+  return {{"node", node_plan},
+          {"lab",
+           {{"name", lab.name},
+            {"routing", lab.routing == Routing::kBgp ? "bgp" : "static"},
+            {"bfd_interval_ms", lab.bfd_interval_ns / 1000000},
+            {"mtu", lab.mtu}}},
+          {"generated", GeneratedFrrConfig(lab, node)}};
+}
+
+json NodePlan(const json& plan, const std::string& name) {
+  for (const json& n : plan.at("nodes"))
+    if (n.at("name") == name) return n;
+  throw std::logic_error("node " + name + " is not in the plan");
+}
+
+// How the configuration of a switch is named in errors: its file, and what rendered it.
+std::string Origin(const ResolvedNode& node) {
+  const auto& c = *node.frr_config;
+  return node.name + ": " + (c.is_template ? "the configuration rendered from " : "") + c.path;
+}
+
+}  // namespace
+
+std::string FrrTemplateProblem(const ResolvedLab& lab) {
+  bool templates = false;
+  for (const ResolvedNode& n : lab.nodes) templates |= n.frr_config && n.frr_config->is_template;
+  if (access(kVtysh, X_OK) != 0) return std::string(kVtysh) + " is missing; install the Debian package frr";
+  if (!templates) return "";
+  if (access(kPython, X_OK) != 0) return std::string(kPython) + " is missing; install the Debian package python3";
+  std::string output;
+  if (RunAndWait({kPython, "-c", "import jinja2"}, &output) != 0)
+    return "Jinja2 is missing for FRR templates; install the Debian package python3-jinja2, or run .ci/setup";
+  return "";
+}
+
+std::string FrrTemplateVariables(const ResolvedLab& lab, const ResolvedNode& node) {
+  return Variables(lab, node, NodePlan(lab.ToJson(), node.name)).dump(2);
+}
+
+std::map<std::string, std::string> UserFrrConfigs(const ResolvedLab& lab) {
+  std::map<std::string, std::string> configs;
+  std::vector<const ResolvedNode*> own;
+  for (const ResolvedNode& n : lab.nodes)
+    if (n.frr_config) own.push_back(&n);
+  if (own.empty()) return configs;
+  if (const std::string problem = FrrTemplateProblem(lab); !problem.empty()) throw InputError(problem);
+
+  TempDir tmp;
+  json request = {{"templates", json::array()}};
+  const json plan = lab.ToJson();
+  for (const ResolvedNode* n : own) {
+    if (!n->frr_config->is_template) {
+      configs[n->name] = ReadWhole(n->frr_config->path);
+      continue;
+    }
+    request["templates"].push_back({{"node", n->name},
+                                    {"template", n->frr_config->path},
+                                    {"field", n->frr_config->field},
+                                    {"variables", Variables(lab, *n, NodePlan(plan, n->name))}});
+  }
+  if (!request["templates"].empty()) {
+    WriteWhole(tmp.path() + "/request.json", request.dump());
+    std::string output;
+    if (RunAndWait({kPython, Renderer(), tmp.path() + "/request.json", tmp.path()}, &output) != 0) {
+      // "PATH line N: message (rendering frr_config[i].template for NODE)": name the entry's field.
+      const std::string line = LastLine(output);
+      std::string field = "frr_config";
+      for (const ResolvedNode* n : own)
+        if (line.find("(rendering " + n->frr_config->field + " ") != std::string::npos) field = n->frr_config->field;
+      throw LabError(lab.source, field, line);
+    }
+    for (const json& t : request["templates"])
+      configs[t["node"]] = ReadWhole(tmp.path() + "/" + t["node"].get<std::string>() + ".conf");
+  }
+
+  // FRR's own parser, with no daemon running: every command must be one FRR knows.
+  WriteWhole(tmp.path() + "/vtysh.conf", "service integrated-vtysh-config\n");
+  for (const ResolvedNode* n : own) {
+    const std::string file = tmp.path() + "/" + n->name + ".check.conf";
+    WriteWhole(file, configs[n->name]);
+    std::string output;
+    if (RunAndWait({kVtysh, "--config_dir", tmp.path(), "--dryrun", "--inputfile", file}, &output) != 0)
+      throw LabError(lab.source, n->frr_config->field,
+                     Origin(*n) + ": " + FrrComplaint(output) + " (FRR's vtysh --dryrun; `mrclab deploy " +
+                         lab.source + " --frr-config " + n->name + "` prints it)");
+  }
+  return configs;
+}
+
+namespace {
+
+// vtysh -f on the switch's daemons (all, or those named); "" when every command was taken, else
+// FRR's complaint.
+std::string Enter(const std::string& node_dir, const std::vector<std::string>& daemons, int* status) {
+  WriteWhole(node_dir + "/vtysh.conf", "service integrated-vtysh-config\n");
+  std::vector<std::string> argv = {kVtysh, "--config_dir", node_dir, "--vty_socket", node_dir};
+  for (const std::string& d : daemons) argv.insert(argv.end(), {"-d", d});
+  argv.insert(argv.end(), {"--inputfile", node_dir + "/frr.conf"});
+  std::string output;
+  *status = RunAndWait(argv, &output);
+  return *status != 0 || output.find("% ") != std::string::npos ? FrrComplaint(output) : "";
+}
+
+}  // namespace
+
+void ApplyFrrConfig(const ResolvedLab& lab, const ResolvedNode& node, const std::string& node_dir,
+                    const std::string& text) {
+  WriteWhole(node_dir + "/frr.conf", text);
+  int status = 0;
+  if (const std::string complaint = Enter(node_dir, {}, &status); !complaint.empty())
+    throw LabError(lab.source, node.frr_config->field,
+                   Origin(node) + ": FRR refused it: " + complaint + " (vtysh exit " + std::to_string(status) + ")");
+}
+
+void EnterFrrConfig(const std::string& node_dir, const std::vector<std::string>& daemons) {
+  if (daemons.empty() || !fs::exists(node_dir + "/frr.conf")) return;
+  int status = 0;
+  if (const std::string complaint = Enter(node_dir, daemons, &status); !complaint.empty())
+    throw std::runtime_error("FRR refused the switch's own configuration " + node_dir + "/frr.conf again: " + complaint);
+}
+
+}  // namespace mrclab::emulator::netns

@@ -1,0 +1,41 @@
+// The lab file's own FRR configurations (`frr_config:`): rendered, checked, and entered into a
+// switch's daemons.
+//
+//   lab file ─► ResolvedNode::frr_config ─► UserFrrConfigs ─┬─ file: read as it is
+//                                                           ├─ template: frr_template.py (Jinja2) with
+//                                                           │  the switch's plan, lab and generated config
+//                                                           └─ vtysh --dryrun: FRR's own parser
+//   deploy: daemons start with StartupFrrConfigs ─► ApplyFrrConfig: NODE_DIR/frr.conf, vtysh -f
+//   a daemon restarted (switch_down reverted, ...) ─► EnterFrrConfig: vtysh -d DAEMON -f frr.conf
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "emulator/resolved_lab.h"
+
+namespace mrclab::emulator::netns {
+
+// "" when templates can be rendered and checked here; else what is missing and which package.
+std::string FrrTemplateProblem(const ResolvedLab& lab);
+
+// node -> the configuration it runs instead of the generated one, for every switch with its own.
+// Nothing is made. Throws LabError naming the lab file's field, the template's file and line
+// (Jinja2's message) or the configuration's line and FRR's message.
+std::map<std::string, std::string> UserFrrConfigs(const ResolvedLab& lab);
+
+// The variables a switch's template sees, as JSON (node, lab, generated).
+std::string FrrTemplateVariables(const ResolvedLab& lab, const ResolvedNode& node);
+
+// Writes `text` to node_dir/frr.conf and enters it into the switch's running daemons (vty
+// sockets in node_dir). Throws LabError naming the field, the line and FRR's message when a
+// daemon refuses a command.
+void ApplyFrrConfig(const ResolvedLab& lab, const ResolvedNode& node, const std::string& node_dir,
+                    const std::string& text);
+
+// The switch's own configuration (node_dir/frr.conf, if it has one) entered again into these
+// daemons, restarted since. Throws std::runtime_error with FRR's message.
+void EnterFrrConfig(const std::string& node_dir, const std::vector<std::string>& daemons);
+
+}  // namespace mrclab::emulator::netns
