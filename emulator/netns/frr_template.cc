@@ -161,6 +161,20 @@ std::map<std::string, std::string> UserFrrConfigs(const ResolvedLab& lab) {
       configs[t["node"]] = ReadWhole(tmp.path() + "/" + t["node"].get<std::string>() + ".conf");
   }
 
+  // vtysh -f silently skips what belongs to a daemon that does not run: refuse it here instead.
+  if (lab.routing == Routing::kStatic)
+    for (const ResolvedNode* n : own) {
+      std::istringstream lines(configs[n->name]);
+      std::string line;
+      for (int number = 1; std::getline(lines, line); ++number)
+        if (line.rfind("router bgp", 0) == 0 || line == "bfd")
+          throw LabError(lab.source, n->frr_config->field,
+                         Origin(*n) + ": line " + std::to_string(number) + " '" + line + "' needs " +
+                             (line == "bfd" ? "bfdd" : "bgpd") +
+                             ", which a lab with routing: static does not run (zebra and staticd only); use "
+                             "routing: bgp");
+    }
+
   // FRR's own parser, with no daemon running: every command must be one FRR knows.
   WriteWhole(tmp.path() + "/vtysh.conf", "service integrated-vtysh-config\n");
   for (const ResolvedNode* n : own) {
@@ -195,9 +209,13 @@ void ApplyFrrConfig(const ResolvedLab& lab, const ResolvedNode& node, const std:
                     const std::string& text) {
   WriteWhole(node_dir + "/frr.conf", text);
   int status = 0;
-  if (const std::string complaint = Enter(node_dir, {}, &status); !complaint.empty())
+  if (const std::string complaint = Enter(node_dir, {}, &status); !complaint.empty()) {
+    std::string daemons;
+    for (const std::string& d : DaemonsFor(lab)) daemons += (daemons.empty() ? "" : ", ") + d;
     throw LabError(lab.source, node.frr_config->field,
-                   Origin(node) + ": FRR refused it: " + complaint + " (vtysh exit " + std::to_string(status) + ")");
+                   Origin(node) + ": FRR refused it: " + complaint + " (vtysh exit " + std::to_string(status) +
+                       "; the daemons this lab runs: " + daemons + ")");
+  }
 }
 
 void EnterFrrConfig(const std::string& node_dir, const std::vector<std::string>& daemons) {

@@ -316,10 +316,12 @@ void AddLabCommands(CLI::App& app, LabArgs& args, int& exit_status) {
                   "own FRR configurations rendered and parsed by FRR); make nothing");
     cmd->add_option("--frr-config", a->frr_config_node,
                     "Print the FRR configuration this switch would run (its own from frr_config, rendered; or the "
-                    "generated one, a start for a template) and make nothing");
+                    "generated one, a start for a template) and make nothing")
+        ->type_name("NODE");
     cmd->add_option("--frr-variables", a->frr_variables_node,
                     "Print, as JSON, the variables this switch's FRR template sees (node, lab, generated) and "
-                    "make nothing");
+                    "make nothing")
+        ->type_name("NODE");
     cmd->footer(
         "Ready means verified: every BGP session Established (bgp mode), every host reaching\n"
         "every other host on every plane, and one uSID path per spine shown to cross it.\n"

@@ -2,7 +2,7 @@
 generated configuration renders to exactly what mrclab generates; a template using the plan's
 variables (and a plain file) deploys, verifies and is what the daemons run, also after a restart;
 a broken template and a configuration FRR refuses (at parse time, or only when the daemons
-run it) fail the deploy naming the lab file's field, the file, the line and the message, and
+run it, or one for daemons a static lab does not run) fail the deploy naming the lab file's field, the file, the line and the message, and
 leave nothing behind."""
 import json
 
@@ -113,3 +113,10 @@ def test_a_configuration_frr_refuses_fails_and_rolls_back(tmp_path):
     (tmp_path / "bad.conf.j2").write_text("{{ generated }}router bgp 65123\n")
     last = deploy_fails(lab)
     assert "frr_config[0].template: p0-spine1:" in last and "FRR refused it" in last, last
+    # A lab with static routing runs no bgpd: its BGP lines would be skipped silently; refused.
+    (tmp_path / "static").mkdir()
+    (tmp_path / "static" / "bad.conf.j2").write_text("{{ generated }}router bgp {{ node.asn }}\n")
+    lab = with_frr_config(tmp_path / "static", ["{match: {node: p0-spine1}, template: bad.conf.j2}"],
+                          base="clos2-static.yaml")
+    last = deploy_fails(lab)
+    assert "'router bgp 42" in last and "needs bgpd, which a lab with routing: static does not run" in last, last
