@@ -1,9 +1,10 @@
 """A lab's own FRR configuration (`frr_config:` in a lab file): the shipped template of the
 generated configuration renders to exactly what mrclab generates; a template using the plan's
 variables (and a plain file) deploys, verifies and is what the daemons run, also after a restart;
-a broken template and a configuration FRR refuses (at parse time, or only when the daemons
-run it, or one for daemons a static lab does not run) fail the deploy naming the lab file's field, the file, the line and the message, and
-leave nothing behind."""
+a broken template and a configuration FRR refuses (at parse time, only when the daemons run it,
+or for daemons a static lab does not run) fail the deploy naming the lab file's field, the file,
+the line and the message, and leave nothing behind; the shipped clos2-bgp-policy lab deploys and
+its routes carry its policy."""
 import json
 
 from conftest import ROOT, assert_nothing_left, lab_file, mrclab
@@ -120,3 +121,23 @@ def test_a_configuration_frr_refuses_fails_and_rolls_back(tmp_path):
                           base="clos2-static.yaml")
     last = deploy_fails(lab)
     assert "'router bgp 42" in last and "needs bgpd, which a lab with routing: static does not run" in last, last
+
+
+def test_the_shipped_bgp_policy_lab_tags_routes_with_its_plane(tmp_path):
+    # labs/clos2-bgp-policy.yaml under a test name, its template named by its absolute path.
+    text = (ROOT / "labs" / "clos2-bgp-policy.yaml").read_text()
+    lab = tmp_path / f"{NAME}.yaml"
+    lab.write_text(text.replace("name: clos2-bgp-policy", f"name: {NAME}")
+                   .replace("template: templates/", f"template: {ROOT / 'labs' / 'templates'}/"))
+    locator = json.loads(mrclab("deploy", lab, "--frr-variables", "p0-spine0").stdout)["node"]["locator"]
+    mrclab("deploy", lab, "-q", timeout=300)
+    try:
+        # p0-leaf0 learns p0-spine0's locator through the policy: tagged with plane 0's community.
+        route = mrclab("exec", NAME, "p0-leaf0", "--", "vtysh", "-c", f"show bgp ipv6 unicast {locator} json").stdout
+        communities = {p.get("community", {}).get("string") for p in json.loads(route)["paths"]}
+        assert "65000:0" in communities, route
+        running = mrclab("exec", NAME, "p1-spine1", "--", "vtysh", "-c", "show running-config").stdout
+        assert "set community 65000:1 additive" in running and "description p1-leaf0:spine1" in running
+    finally:
+        mrclab("destroy", NAME)
+    assert_nothing_left(NAME)

@@ -95,6 +95,9 @@ def label_list(judgements, most=3):
 
 
 def fmt_level(s):
+    if not any(j.looks_worse(s["alpha"]) for j in s["judgements"]):
+        return (f"judged on {s['runs_judged']} runs per lab; no figure looks worse even before the correction for "
+                f"the number of figures (p ≤ {s['alpha']:g})")
     level, reachable = s["levels"]["worse"]
     return (f"judged on {s['runs_judged']} runs per lab; worse takes p ≤ {level:.2g} (alpha {s['alpha']:g} with "
             f"Tarone's correction), which {reachable} of {len(s['judgements'])} figures can reach")
