@@ -3,20 +3,17 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
 #include "emulator/netns/frr_daemons.h"
+#include "emulator/netns/frr_tools.h"
 #include "emulator/netns/processes.h"
 
 namespace mrclab::emulator::netns {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr const char* kVtysh = "/usr/bin/vtysh";
-constexpr const char* kPython = "/usr/bin/python3";
 
 std::string ReloadScript() { return FrrDir() + "/frr-reload.py"; }
 std::string SavedPath(const std::string& daemon, const std::string& dir) { return dir + "/" + daemon + ".conf"; }
@@ -56,17 +53,6 @@ int RunReload(const std::string& mode, const std::string& node_dir, const std::s
                     output);
 }
 
-// The file is written whole, then renamed into place.
-void WriteWhole(const std::string& path, const std::string& text) {
-  {
-    std::ofstream out(path + ".tmp", std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + path + ".tmp");
-  }
-  fs::rename(path + ".tmp", path);
-}
-
 }  // namespace
 
 std::string FrrReloadProblem() {
@@ -79,9 +65,7 @@ std::string FrrReloadProblem() {
 
 void SaveRunningConfig(const std::string& node_dir, const std::string& daemon, const std::string& dir) {
   fs::create_directories(dir);
-  // vtysh's own settings for both tools (the default, integrated configuration): without the
-  // file vtysh complains on every run, and that would end up in what is saved.
-  WriteWhole(dir + "/vtysh.conf", "service integrated-vtysh-config\n");
+  WriteVtyshConf(dir);  // read by both tools; without it vtysh's complaint would be saved too
   std::string output;
   const int status = RunAndWait({kVtysh, "--config_dir", dir, "--vty_socket", node_dir, "-c",
                                  "show running-config " + daemon},
@@ -92,7 +76,7 @@ void SaveRunningConfig(const std::string& node_dir, const std::string& daemon, c
   if (status != 0 || begin == std::string::npos || output.find("\nend", begin) == std::string::npos)
     throw std::runtime_error("cannot save the running configuration of " + daemon + " (vtysh exit " +
                              std::to_string(status) + "): " + OneLine(output));
-  WriteWhole(SavedPath(daemon, dir), output.substr(begin + header.size()));
+  WriteFileWhole(SavedPath(daemon, dir), output.substr(begin + header.size()));
 }
 
 bool HasSavedConfig(const std::string& daemon, const std::string& dir) {

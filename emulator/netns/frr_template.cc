@@ -13,6 +13,7 @@
 #include "emulator/lab_spec.h"
 #include "emulator/netns/frr_config.h"
 #include "emulator/netns/frr_daemons.h"
+#include "emulator/netns/frr_tools.h"
 #include "emulator/netns/processes.h"
 
 namespace mrclab::emulator::netns {
@@ -20,9 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-constexpr const char* kVtysh = "/usr/bin/vtysh";
-constexpr const char* kPython = "/usr/bin/python3";
 
 std::string Renderer() { return std::string(MRCLAB_SOURCE_DIR) + "/emulator/netns/frr_template.py"; }
 
@@ -32,13 +30,6 @@ std::string ReadWhole(const std::string& path) {
   out << in.rdbuf();
   if (!in) throw std::runtime_error("cannot read " + path);
   return out.str();
-}
-
-void WriteWhole(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  out.flush();
-  if (!out) throw std::runtime_error("cannot write " + path);
 }
 
 // The last non-empty line of a tool's output.
@@ -95,10 +86,15 @@ json Variables(const ResolvedLab& lab, const ResolvedNode& node, const json& nod
           {"generated", GeneratedFrrConfig(lab, node)}};
 }
 
-json NodePlan(const json& plan, const std::string& name) {
-  for (const json& n : plan.at("nodes"))
-    if (n.at("name") == name) return n;
-  throw std::logic_error("node " + name + " is not in the plan");
+// Each node's part of the plan (lab.ToJson()["nodes"]), by name.
+std::map<std::string, json> NodePlans(const ResolvedLab& lab) {
+  std::map<std::string, json> plans;
+  json plan = lab.ToJson();
+  for (json& n : plan.at("nodes")) {
+    const std::string name = n.at("name");
+    plans[name] = std::move(n);
+  }
+  return plans;
 }
 
 // How the configuration of a switch is named in errors: its file, and what rendered it.
@@ -122,7 +118,7 @@ std::string FrrTemplateProblem(const ResolvedLab& lab) {
 }
 
 std::string FrrTemplateVariables(const ResolvedLab& lab, const ResolvedNode& node) {
-  return Variables(lab, node, NodePlan(lab.ToJson(), node.name)).dump(2);
+  return Variables(lab, node, NodePlans(lab).at(node.name)).dump(2);
 }
 
 std::map<std::string, std::string> UserFrrConfigs(const ResolvedLab& lab) {
@@ -135,7 +131,7 @@ std::map<std::string, std::string> UserFrrConfigs(const ResolvedLab& lab) {
 
   TempDir tmp;
   json request = {{"templates", json::array()}};
-  const json plan = lab.ToJson();
+  const std::map<std::string, json> plans = NodePlans(lab);
   for (const ResolvedNode* n : own) {
     if (!n->frr_config->is_template) {
       configs[n->name] = ReadWhole(n->frr_config->path);
@@ -144,10 +140,10 @@ std::map<std::string, std::string> UserFrrConfigs(const ResolvedLab& lab) {
     request["templates"].push_back({{"node", n->name},
                                     {"template", n->frr_config->path},
                                     {"field", n->frr_config->field},
-                                    {"variables", Variables(lab, *n, NodePlan(plan, n->name))}});
+                                    {"variables", Variables(lab, *n, plans.at(n->name))}});
   }
   if (!request["templates"].empty()) {
-    WriteWhole(tmp.path() + "/request.json", request.dump());
+    WriteFileWhole(tmp.path() + "/request.json", request.dump());
     std::string output;
     if (RunAndWait({kPython, Renderer(), tmp.path() + "/request.json", tmp.path()}, &output) != 0) {
       // "PATH line N: message (rendering frr_config[i].template for NODE)": name the entry's field.
@@ -176,10 +172,10 @@ std::map<std::string, std::string> UserFrrConfigs(const ResolvedLab& lab) {
     }
 
   // FRR's own parser, with no daemon running: every command must be one FRR knows.
-  WriteWhole(tmp.path() + "/vtysh.conf", "service integrated-vtysh-config\n");
+  WriteVtyshConf(tmp.path());
   for (const ResolvedNode* n : own) {
     const std::string file = tmp.path() + "/" + n->name + ".check.conf";
-    WriteWhole(file, configs[n->name]);
+    WriteFileWhole(file, configs[n->name]);
     std::string output;
     if (RunAndWait({kVtysh, "--config_dir", tmp.path(), "--dryrun", "--inputfile", file}, &output) != 0)
       throw LabError(lab.source, n->frr_config->field,
@@ -194,7 +190,7 @@ namespace {
 // vtysh -f on the switch's daemons (all, or those named); "" when every command was taken, else
 // FRR's complaint.
 std::string Enter(const std::string& node_dir, const std::vector<std::string>& daemons, int* status) {
-  WriteWhole(node_dir + "/vtysh.conf", "service integrated-vtysh-config\n");
+  WriteVtyshConf(node_dir);
   std::vector<std::string> argv = {kVtysh, "--config_dir", node_dir, "--vty_socket", node_dir};
   for (const std::string& d : daemons) argv.insert(argv.end(), {"-d", d});
   argv.insert(argv.end(), {"--inputfile", node_dir + "/frr.conf"});
@@ -207,7 +203,7 @@ std::string Enter(const std::string& node_dir, const std::vector<std::string>& d
 
 void ApplyFrrConfig(const ResolvedLab& lab, const ResolvedNode& node, const std::string& node_dir,
                     const std::string& text) {
-  WriteWhole(node_dir + "/frr.conf", text);
+  WriteFileWhole(node_dir + "/frr.conf", text);
   int status = 0;
   if (const std::string complaint = Enter(node_dir, {}, &status); !complaint.empty()) {
     std::string daemons;
