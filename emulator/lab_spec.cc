@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <regex>
 #include <set>
 #include <cmath>
 #include <filesystem>
@@ -106,7 +107,7 @@ class Parser {
 
     LabSpec spec;
     spec.source = source_;
-    auto keys = MapEntries(root, "", {"name", "clos", "routing", "link_rate", "link_delay", "mtu", "bfd_interval", "nodes", "links", "sysctls", "frr_config"});
+    auto keys = MapEntries(root, "", {"name", "clos", "routing", "link_rate", "link_delay", "mtu", "bfd_interval", "nodes", "links", "sysctls", "frr_config", "images"});
 
     if (!keys.count("name")) Fail("name", "required");
     spec.name = Scalar(keys["name"], "name");
@@ -182,6 +183,7 @@ class Parser {
     if (keys.count("links")) ParseLinks(keys["links"], spec);
     if (keys.count("sysctls")) ParseSysctls(keys["sysctls"], spec);
     if (keys.count("frr_config")) ParseFrrConfigs(keys["frr_config"], spec);
+    if (keys.count("images")) ParseImages(keys["images"], spec);
     return spec;
   }
 
@@ -352,6 +354,38 @@ class Parser {
       if (options_.check_files && access(c.path.c_str(), R_OK) != 0)
         Fail(c.field, "'" + given + "': not readable (" + c.path + ")");
       spec.frr_configs.push_back(std::move(c));
+    }
+  }
+
+  // images: [{match: {node|role|plane: ...}, image: TAG | archive: FILE}, ...]
+  void ParseImages(const YAML::Node& n, LabSpec& spec) {
+    if (!n.IsSequence()) Fail("images", std::string("expected a list of {match, image or archive}, got ") + KindText(n));
+    const fs::path folder = options_.files_dir.empty() ? LabFilesDir(source_) : options_.files_dir;
+    for (size_t i = 0; i < n.size(); ++i) {
+      ImageSpec c;
+      const std::string entry = "images[" + std::to_string(i) + "]";
+      if (!n[i].IsMap()) Fail(entry, std::string("expected a mapping with match and image or archive, got ") + KindText(n[i]));
+      auto keys = MapEntries(n[i], entry, {"match", "image", "archive"});
+      if (keys.count("match")) c.match = ParseMatch(keys["match"], entry + ".match");
+      if (c.match.kind == NodeKind::kHost)
+        Fail(entry + ".match.kind", "only switches run from router images; hosts run the MRC endpoints");
+      if (keys.count("image") == keys.count("archive"))
+        Fail(entry, "give either image (a tag: mrclab image list) or archive (a podman save file)");
+      c.is_archive = keys.count("archive") > 0;
+      c.field = entry + (c.is_archive ? ".archive" : ".image");
+      const std::string given = Scalar(keys[c.is_archive ? "archive" : "image"], c.field);
+      if (!c.is_archive) {
+        static const std::regex kTag(R"([a-z0-9][a-z0-9._/:@-]{0,254})");
+        if (!std::regex_match(given, kTag))
+          Fail(c.field, "'" + given + "' is not an image name (lower-case letters, digits and . _ / : @ -)");
+        c.reference = given;
+      } else {
+        c.reference = (folder / given).lexically_normal().string();
+        std::error_code ec;
+        if (options_.check_files && !fs::is_regular_file(c.reference, ec))
+          Fail(c.field, "'" + given + "': no such file (" + c.reference + ")");
+      }
+      spec.images.push_back(std::move(c));
     }
   }
 

@@ -56,7 +56,7 @@ struct LinkSpec {
   EndpointSpec a, b;
 };
 
-// Which nodes an entry of `sysctls:` or `frr_config:` applies to (`match:`); all given must hold,
+// Which nodes an entry of `sysctls:`, `frr_config:` or `images:` applies to (`match:`); all given must hold,
 // none given matches every node.
 struct NodeMatch {
   std::optional<std::string> node;      // this node
@@ -84,6 +84,16 @@ struct FrrConfigSpec {
   bool is_template = false;
 };
 
+// Switches that run as containers from a router image (`images:`) instead of FRR installed on
+// this machine: a tag in mrclab's image store (`mrclab image build` makes them) or an image
+// archive (`podman save` output), loaded at deploy. A later entry wins for a switch two match.
+struct ImageSpec {
+  std::string field;                    // "images[0].image" or "images[0].archive"
+  NodeMatch match;
+  std::string reference;                // the tag, or the archive's path as resolved against the lab's folder
+  bool is_archive = false;
+};
+
 // A link's MTU (bytes of IPv6 packet): the default, and the range a lab may set with `mtu:`.
 inline constexpr uint32_t kDefaultLinkMtu = 1500, kMinLinkMtu = 1280, kMaxLinkMtu = 9216;
 
@@ -104,13 +114,14 @@ struct LabSpec {
   std::vector<LinkSpec> links;  // generated links first (if clos), then explicit ones
   std::vector<SysctlSpec> sysctls;
   std::vector<FrrConfigSpec> frr_configs;
+  std::vector<ImageSpec> images;
 };
 
 LabSpec ParseLabFile(const std::string& path);
 // True when `text` names a lab file rather than a deployed lab ("labs/x.yaml", "x.yml",
 // "./x"): a lab's name never holds '/' or a .yaml/.yml suffix.
 bool IsLabFilePath(const std::string& text);
-// Files a lab file names (frr_config) are found relative to its folder: files_dir, or
+// Files a lab file names (frr_config, image archives) are found relative to its folder: files_dir, or
 // LabFilesDir(source_name) when empty. check_files false: not read (a deployed lab's saved text,
 // whose files were checked and used at deploy).
 struct ParseOptions {

@@ -326,6 +326,7 @@ nlohmann::json ResolvedLab::ToJson() const {
       for (const ResolvedNode::Sysctl& s : n.sysctls) sysctls[s.key] = s.value;
       jn["sysctls"] = sysctls;
     }
+    if (n.image) jn["image"] = {{n.image->is_archive ? "archive" : "image", n.image->reference}};
     if (n.frr_config) jn["frr_config"] = {{n.frr_config->is_template ? "template" : "file", n.frr_config->path}};
     node_list.push_back(jn);
   }
@@ -395,6 +396,20 @@ void AttachFrrConfigs(const LabSpec& spec, ResolvedLab& lab) {
       if (n.kind != NodeKind::kSwitch || !Matches(c.match, n)) continue;
       any = true;
       n.frr_config = ResolvedNode::FrrConfig{c.path, c.field, c.is_template};
+    }
+    const std::string entry = c.field.substr(0, c.field.find('.'));
+    if (!any) throw LabError(spec.source, entry + ".match", "matches no switch of the lab");
+  }
+}
+
+// The lab file's router images onto the switches they match (a later entry wins).
+void AttachImages(const LabSpec& spec, ResolvedLab& lab) {
+  for (const ImageSpec& c : spec.images) {
+    bool any = false;
+    for (ResolvedNode& n : lab.nodes) {
+      if (n.kind != NodeKind::kSwitch || !Matches(c.match, n)) continue;
+      any = true;
+      n.image = ResolvedNode::Image{c.reference, c.field, c.is_archive};
     }
     const std::string entry = c.field.substr(0, c.field.find('.'));
     if (!any) throw LabError(spec.source, entry + ".match", "matches no switch of the lab");
@@ -604,6 +619,7 @@ ResolvedLab Resolve(const LabSpec& spec, const ResolveOptions& options) {
   }
   AttachSysctls(spec, lab);
   AttachFrrConfigs(spec, lab);
+  AttachImages(spec, lab);
 
   if (!options.routes) {
     lab.IndexNodes();

@@ -87,6 +87,13 @@ struct ResolvedNode {
     bool is_template = false;
   };
   std::optional<FrrConfig> frr_config;
+  // Switches: the router image it runs from as a container (the last images entry that
+  // matches), or none: FRR installed on this machine, in the switch's namespace.
+  struct Image {
+    std::string reference, field;  // a tag, or an archive's path
+    bool is_archive = false;
+  };
+  std::optional<Image> image;
 };
 
 struct ResolvedLink {

@@ -8,9 +8,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <thread>
 
 #include "emulator/host_machine.h"
+#include "emulator/netns/container_switch.h"
 #include "emulator/netns/frr_config.h"
 #include "emulator/netns/frr_daemons.h"
 #include "emulator/netns/frr_template.h"
@@ -23,6 +25,7 @@
 #include "emulator/netns/processes.h"
 #include "emulator/netns/progress.h"
 #include "emulator/netns/verify.h"
+#include "emulator/netns/vty_client.h"
 
 namespace mrclab::emulator::netns {
 namespace {
@@ -147,6 +150,34 @@ CheckStatus PollUntil(Progress& progress, const std::string& what, Clock::time_p
   }
 }
 
+// What FRR each switch runs, as each daemon reports it ("show version": "FRRouting 10.3 (...)"),
+// and where from: {NODE: {runs: namespace|container, image, image_id, daemons: {zebra: "10.3"}}}.
+nlohmann::json SwitchSoftware(const ResolvedLab& lab, const LabPaths& paths, const SwitchImages& images,
+                              const std::map<std::string, std::vector<std::string>>& daemons_of) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const ResolvedNode* sw : lab.Switches()) {
+    nlohmann::json versions = nlohmann::json::object();
+    for (const std::string& daemon : daemons_of.at(sw->name)) {
+      std::string version = "?";
+      try {
+        std::istringstream words(VtyCommand(paths.NodeDir(sw->name) + "/" + daemon + ".vty", "show version").output);
+        std::string product;
+        words >> product >> version;
+      } catch (const VtyError&) {
+      }
+      versions[daemon] = version;
+    }
+    nlohmann::json entry = {{"runs", sw->image ? "container" : "namespace"}, {"daemons", versions}};
+    if (sw->image) {
+      const std::string& reference = images.reference.at(sw->name);
+      entry["image"] = reference;
+      entry["image_id"] = images.image.at(reference).id;
+    }
+    out[sw->name] = entry;
+  }
+  return out;
+}
+
 }  // namespace
 
 nlohmann::json DeployReport::ToJson() const {
@@ -177,10 +208,13 @@ MemoryEstimate EstimateMemory(const ResolvedLab& lab) {
 void Preflight(const ResolvedLab& lab) {
   if (geteuid() != 0)
     throw InputError("mrclab deploy needs root (it creates network namespaces); run it with sudo");
-  for (const std::string& daemon : DaemonsFor(lab))
-    if (access((FrrDir() + "/" + daemon).c_str(), X_OK) != 0)
-      throw InputError("FRRouting is not installed (no " + FrrDir() + "/" + daemon +
-                        "); install the Debian package frr, or run .ci/setup");
+  // A switch from a router image has its image's FRR; the others run this machine's.
+  const std::vector<const ResolvedNode*> switches = lab.Switches();
+  if (std::any_of(switches.begin(), switches.end(), [](const ResolvedNode* sw) { return !sw->image; }))
+    for (const std::string& daemon : DaemonsFor(lab))
+      if (access((FrrDir() + "/" + daemon).c_str(), X_OK) != 0)
+        throw InputError("FRRouting is not installed (no " + FrrDir() + "/" + daemon +
+                          "); install the Debian package frr, or run .ci/setup");
   if (!getpwnam("frr")) throw InputError("FRRouting's user 'frr' does not exist; reinstall frr");
   LabPaths paths(lab.name);
   if (fs::exists(paths.root))
@@ -205,8 +239,17 @@ void Preflight(const ResolvedLab& lab) {
 
 DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
   Preflight(lab);
-  // The lab file's own FRR configurations, rendered and checked by FRR before anything is made.
-  const std::map<std::string, std::string> own_configs = UserFrrConfigs(lab);
+  // Router images ready, and the lab file's own FRR configurations rendered and checked by the
+  // FRR that will run them, before anything is made.
+  const SwitchImages images = PrepareRouterImages(lab);
+  std::map<std::string, std::string> own_configs = UserFrrConfigs(lab, images.reference);
+  // What each switch runs; one from an image gets its configuration through vtysh (the
+  // generated one unless the lab file gives its own), as the image's daemons may need mgmtd.
+  std::map<std::string, std::vector<std::string>> daemons_of;
+  for (const ResolvedNode* sw : lab.Switches()) {
+    daemons_of[sw->name] = sw->image ? ImageDaemons(lab, images.frr.at(images.reference.at(sw->name))) : DaemonsFor(lab);
+    if (sw->image && !own_configs.count(sw->name)) own_configs[sw->name] = GeneratedFrrConfig(lab, *sw);
+  }
   const auto start = Clock::now();
   Progress progress(options.progress);
   DeployReport report;
@@ -271,18 +314,28 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
                                      : ""));
 
     // 3. Routing daemons: zebra everywhere first, the others once zebra's socket is there.
+    //    A switch from a router image gets its container first.
     progress.Stage("daemons");
     t = Clock::now();
-    const std::vector<std::string> daemons = DaemonsFor(lab);
     auto start_daemon = [&](const ResolvedNode& sw, const std::string& daemon) {
-      StartDaemon(paths, sw, daemon, ns_fd[sw.name].get(), uts_fd[sw.name].get(), journal);
+      StartDaemon(lab, paths, sw, daemon, ns_fd[sw.name].get(), uts_fd[sw.name].get(), journal);
     };
     for (const ResolvedNode* sw : lab.Switches()) {
+      ThrowIfInterrupted();
       const std::string dir = paths.NodeDir(sw->name);
       fs::create_directories(dir);
       chown(dir.c_str(), frr_uid, frr_gid);
-      for (const auto& [daemon, text] : sw->frr_config ? StartupFrrConfigs(*sw, dir) : FrrConfigs(lab, *sw, dir))
-        WriteFile(dir + "/" + daemon + ".conf", text, frr_uid, frr_gid);
+      const std::vector<std::string>& daemons = daemons_of[sw->name];
+      if (!sw->image)
+        for (const auto& [daemon, text] : own_configs.count(sw->name) ? StartupFrrConfigs(*sw, dir, daemons)
+                                                                       : FrrConfigs(lab, *sw, dir))
+          WriteFile(dir + "/" + daemon + ".conf", text, frr_uid, frr_gid);
+      if (sw->image) {
+        // The image's frr user has its own uid: its daemons write their sockets and pid files here.
+        fs::permissions(dir, fs::perms::all, fs::perm_options::replace);
+        RecordDaemons(paths, *sw, daemons);
+        StartSwitchContainer(lab, paths, *sw, images.reference.at(sw->name), journal);
+      }
       start_daemon(*sw, "zebra");
     }
     const auto deadline = Clock::now() + options.timeout;
@@ -298,14 +351,15 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
       return s;
     });
     for (const ResolvedNode* sw : lab.Switches())
-      for (const std::string& daemon : daemons)
+      for (const std::string& daemon : daemons_of[sw->name])
         if (daemon != "zebra") start_daemon(*sw, daemon);
     if (!own_configs.empty()) {
       // Every daemon of those switches answering on its vty socket, then their configuration.
-      PollUntil(progress, "daemons of switches with their own configuration", deadline, [&] {
+      PollUntil(progress, "daemons of switches configured through vtysh", deadline, [&] {
         CheckStatus s;
         for (const auto& [name, text] : own_configs) {
           ++s.total;
+          const std::vector<std::string>& daemons = daemons_of[name];
           const bool up = std::all_of(daemons.begin(), daemons.end(), [&](const std::string& d) {
             return VtyListening(paths.NodeDir(name), d);
           });
@@ -319,13 +373,18 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
       });
       for (const auto& [name, text] : own_configs) {
         ThrowIfInterrupted();
-        ApplyFrrConfig(lab, *lab.FindNode(name), paths.NodeDir(name), text);
+        ApplyFrrConfig(lab, *lab.FindNode(name), paths.NodeDir(name), daemons_of[name], text);
       }
     }
     report.daemons_s = Since(t);
-    progress.Done(std::to_string(lab.Switches().size() * daemons.size()) + " FRR daemons on " +
-                  std::to_string(lab.Switches().size()) + " switches" +
-                  (own_configs.empty() ? "" : ", " + std::to_string(own_configs.size()) + " with the lab's own configuration"));
+    size_t n_daemons = 0, n_own = 0;
+    for (const ResolvedNode* sw : lab.Switches()) {
+      n_daemons += daemons_of[sw->name].size();
+      n_own += sw->frr_config ? 1 : 0;
+    }
+    progress.Done(std::to_string(n_daemons) + " FRR daemons on " + std::to_string(lab.Switches().size()) + " switches" +
+                  (images.reference.empty() ? "" : ", " + std::to_string(images.reference.size()) + " in containers") +
+                  (n_own ? ", " + std::to_string(n_own) + " with the lab's own configuration" : ""));
 
     // 4. Convergence and verification.
     LabVerifier verifier(lab, paths);
@@ -351,6 +410,7 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
 
     doc["state"] = "ready";
     doc["deploy"] = report.ToJson();
+    doc["switch_software"] = SwitchSoftware(lab, paths, images, daemons_of);
     WriteLabJson(lab.name, doc);
     return report;
   } catch (const std::exception& e) {

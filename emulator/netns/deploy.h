@@ -51,7 +51,7 @@ void Preflight(const ResolvedLab& lab);
 DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options);
 
 struct DestroyReport {
-  int processes = 0, killed = 0, namespaces = 0;
+  int processes = 0, killed = 0, namespaces = 0, containers = 0;
   double seconds = 0;
   std::vector<std::string> problems;  // what could not be removed
 };

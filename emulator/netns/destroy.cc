@@ -4,6 +4,7 @@
 #include <set>
 
 #include "emulator/errors.h"
+#include "emulator/netns/container_switch.h"
 #include "emulator/netns/deploy.h"
 #include "emulator/netns/frr_daemons.h"
 #include "emulator/netns/host_sysctls.h"
@@ -42,6 +43,9 @@ DestroyReport Destroy(const std::string& lab_name) {
   if (!fs::exists(paths.root)) throw InputError("lab '" + lab_name + "' is not deployed");
   DestroyReport report;
   const std::vector<JournalEntry> journal = Journal::Read(paths.journal);
+
+  // Container switches first: removing one ends its daemons with it.
+  report.containers = RemoveSwitchContainers(lab_name, journal, report.problems);
 
   std::vector<OwnedProcess> processes;
   std::set<pid_t> seen;

@@ -146,7 +146,7 @@ class FaultMeans {
       }
       case FaultKind::kSwitchDown:
         SetLinksUp(lab_, Unheld(DownLinks(lab_, a_)), true);
-        StartUnheld(DaemonsFor(lab_));
+        StartUnheld(DaemonsOf(lab_, paths_, Switch()));
         break;
       case FaultKind::kBgpReset:
         if (a_.bgp_mode == "restart") StartUnheld({"bgpd"});
@@ -199,7 +199,7 @@ class FaultMeans {
       }
       case FaultKind::kSwitchDown:
         SetLinksUp(lab_, DownLinks(lab_, a_), false);
-        StopDaemons(paths_, Switch(), DaemonsFor(lab_));
+        StopDaemons(paths_, Switch(), DaemonsOf(lab_, paths_, Switch()));
         break;
       case FaultKind::kBgpReset:
         if (a_.bgp_mode == "restart") {
@@ -262,6 +262,16 @@ class FaultMeans {
   // Where the daemon's configuration is saved before the lines are entered.
   std::string SavedConfigDir() const { return paths_.root + "/faults/" + std::to_string(id_); }
   std::string ConfigDaemonName() const { return ConfigDaemon(a_.config_lines.at(0)); }
+  // With FRR 9 and later (a router image), mgmtd holds interfaces and static routes for zebra
+  // and staticd: lines for them are entered on its vty socket, and the whole configuration is
+  // saved and reloaded (frr-reload.py knows no mgmtd daemon).
+  bool ThroughMgmtd() const {
+    const std::string daemon = ConfigDaemonName();
+    const std::vector<std::string> runs = DaemonsOf(lab_, paths_, Switch());
+    return (daemon == "zebra" || daemon == "staticd") && std::find(runs.begin(), runs.end(), "mgmtd") != runs.end();
+  }
+  std::string VtyDaemonName() const { return ThroughMgmtd() ? "mgmtd" : ConfigDaemonName(); }
+  std::string SavedDaemonName() const { return ThroughMgmtd() ? "" : ConfigDaemonName(); }
 
   // Saves the owning daemon's running configuration, then enters the lines; a line refused
   // part-way restores the saved configuration.
@@ -270,7 +280,10 @@ class FaultMeans {
     if (std::string problem = FrrReloadProblem(); !problem.empty())
       throw FaultError(a_.node + ": config_change: " + problem + "; nothing was changed", ErrorKind::kInput);
     try {
-      SaveRunningConfig(paths_.NodeDir(a_.node), daemon, SavedConfigDir());
+      std::vector<std::string> interfaces;
+      for (const ResolvedInterface& itf : Switch().interfaces) interfaces.push_back(itf.name);
+      SaveRunningConfig(ToolsOf(lab_.name, Switch()), paths_.NodeDir(a_.node), SavedDaemonName(), SavedConfigDir(),
+                        interfaces);
     } catch (const std::exception& e) {
       std::filesystem::remove_all(SavedConfigDir());
       throw FaultError(a_.node + ": " + e.what() + "; nothing was changed");
@@ -278,7 +291,7 @@ class FaultMeans {
     const std::vector<std::string> commands = ConfigCommands(a_.config_lines);
     std::vector<VtyReply> replies;
     try {
-      replies = VtyCommands(paths_.NodeDir(a_.node) + "/" + daemon + ".vty", commands, true);
+      replies = VtyCommands(paths_.NodeDir(a_.node) + "/" + VtyDaemonName() + ".vty", commands, true);
     } catch (const VtyError& e) {
       // Which lines were entered before the connection failed is unknown: restore.
       throw FaultError(a_.node + ": cannot configure " + daemon + ": " + e.what() + UndoPartialConfig());
@@ -318,7 +331,7 @@ class FaultMeans {
   void EnterRevertLines() {
     if (a_.revert_lines.empty()) return;
     try {
-      VtyCommands(paths_.NodeDir(a_.node) + "/" + ConfigDaemonName() + ".vty", ConfigCommands(a_.revert_lines),
+      VtyCommands(paths_.NodeDir(a_.node) + "/" + VtyDaemonName() + ".vty", ConfigCommands(a_.revert_lines),
                   true);
     } catch (const VtyError&) {
     }
@@ -333,22 +346,24 @@ class FaultMeans {
     const ResolvedNode& sw = Switch();
     // The configuration is saved before any line is entered: without it none was. A daemon that
     // another fault keeps stopped starts again from its deployed file when that fault ends.
-    if (!HasSavedConfig(daemon, dir) || holds_.Stopped(sw.name, daemon)) {
+    const std::string saved = SavedDaemonName();
+    if (!HasSavedConfig(saved, dir) || holds_.Stopped(sw.name, daemon)) {
       std::filesystem::remove_all(dir);
       return;
     }
     const auto deadline = Clock::now() + kRecoveryTimeout;
     // A daemon that a line made exit starts again from its deployed file first.
-    const std::vector<std::string> started = StartMissingDaemons(lab_, paths_, sw, Unheld(DaemonsFor(lab_)), deadline);
+    const std::vector<std::string> started = StartMissingDaemons(lab_, paths_, sw, Unheld(DaemonsOf(lab_, paths_, sw)), deadline);
     EnterRevertLines();
     const std::string node_dir = paths_.NodeDir(sw.name);
-    ReloadConfig(node_dir, daemon, dir);
-    const std::vector<std::string> delta = ConfigDelta(node_dir, daemon, dir);
+    const FrrTools tools = ToolsOf(lab_.name, sw);
+    ReloadConfig(tools, node_dir, saved, dir);
+    const std::vector<std::string> delta = ConfigDelta(tools, node_dir, saved, dir);
     if (!delta.empty()) {
       std::string lines;
       for (const std::string& l : delta) lines += (lines.empty() ? "" : "; ") + l;
       throw FaultError(sw.name + ": " + daemon + " still differs from the configuration saved at apply (" + dir +
-                       "/" + daemon + ".conf); still needed: " + lines);
+                       "/" + (saved.empty() ? "frr" : saved) + ".conf); still needed: " + lines);
     }
     WaitForLinksUp(sw, deadline);
     if (lab_.routing == Routing::kBgp && !holds_.Stopped(sw.name, "bgpd"))

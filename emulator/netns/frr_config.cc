@@ -76,9 +76,10 @@ std::string GeneratedFrrConfig(const ResolvedLab& lab, const ResolvedNode& node)
   return text;
 }
 
-std::map<std::string, std::string> StartupFrrConfigs(const ResolvedNode& node, const std::string& log_dir) {
+std::map<std::string, std::string> StartupFrrConfigs(const ResolvedNode& node, const std::string& log_dir,
+                                                     const std::vector<std::string>& daemons) {
   std::map<std::string, std::string> files;
-  for (const char* daemon : kFrrDaemons) files[daemon] = Header(node, log_dir, daemon);
+  for (const std::string& daemon : daemons) files[daemon] = Header(node, log_dir, daemon);
   return files;
 }
 

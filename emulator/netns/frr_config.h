@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "emulator/resolved_lab.h"
 
@@ -23,8 +24,10 @@ std::map<std::string, std::string> FrrConfigs(const ResolvedLab& lab, const Reso
 // the `generated` variable of a lab's FRR templates, and the start of a user's own.
 std::string GeneratedFrrConfig(const ResolvedLab& lab, const ResolvedNode& node);
 
-// A switch with its own configuration (frr_config in the lab file) starts each daemon with
-// only its defaults, name and log file; deploy then enters the configuration through vtysh.
-std::map<std::string, std::string> StartupFrrConfigs(const ResolvedNode& node, const std::string& log_dir);
+// A switch with its own configuration (frr_config in the lab file), or from a router image,
+// starts each of `daemons` with only its defaults, name and log file; deploy then enters the
+// configuration through vtysh.
+std::map<std::string, std::string> StartupFrrConfigs(const ResolvedNode& node, const std::string& log_dir,
+                                                     const std::vector<std::string>& daemons);
 
 }  // namespace mrclab::emulator::netns

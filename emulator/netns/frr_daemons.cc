@@ -18,6 +18,7 @@
 #include "emulator/netns/frr_template.h"
 #include "emulator/netns/interrupt.h"
 #include "emulator/netns/namespaces.h"
+#include "emulator/netns/podman.h"
 #include "emulator/netns/router_solicitation.h"
 #include "emulator/netns/vty_client.h"
 
@@ -32,37 +33,60 @@ bool Contains(const std::vector<std::string>& list, const std::string& item) {
 
 }  // namespace
 
-std::string FrrDir() {
-  const char* env = std::getenv("MRCLAB_FRR_DIR");
-  return env && *env ? env : "/usr/lib/frr";
-}
-
 std::vector<std::string> DaemonsFor(const ResolvedLab& lab) {
   // Without BGP there is nothing for bgpd or bfdd to do (FRR 8.4's staticd has no BFD).
   if (lab.routing == Routing::kStatic) return {"zebra", "staticd"};
   return {"zebra", "bfdd", "staticd", "bgpd"};
 }
 
-std::vector<std::string> DaemonArgv(const std::string& daemon, const std::string& dir) {
-  std::vector<std::string> argv = {FrrDir() + "/" + daemon,
-                                   "-f", dir + "/" + daemon + ".conf",
+std::vector<std::string> DaemonsOf(const ResolvedLab& lab, const LabPaths& paths, const ResolvedNode& sw) {
+  std::ifstream in(paths.NodeDir(sw.name) + "/daemons");
+  std::vector<std::string> daemons;
+  for (std::string d; in >> d;) daemons.push_back(d);
+  return daemons.empty() ? DaemonsFor(lab) : daemons;
+}
+
+void RecordDaemons(const LabPaths& paths, const ResolvedNode& sw, const std::vector<std::string>& daemons) {
+  std::string text;
+  for (const std::string& d : daemons) text += d + "\n";
+  WriteFileWhole(paths.NodeDir(sw.name) + "/daemons", text);
+}
+
+std::vector<std::string> DaemonArgv(const std::string& daemon, const std::string& dir, const FrrTools& tools) {
+  std::vector<std::string> argv = {tools.frr_dir + "/" + daemon,
                                    "-i", dir + "/" + daemon + ".pid",
                                    "-z", dir + "/zserv.api",
                                    "--vty_socket", dir,
                                    "-P", "0"};
-  if (daemon == "bfdd") {
-    argv.push_back("--bfdctl");
-    argv.push_back(dir + "/bfdd.sock");
+  if (tools.in_container) {
+    // Options every FRR version takes: FRR 10's mgmtd and staticd have no configuration file of
+    // their own (vtysh enters it) and its bfdd no --bfdctl (the container has its own /var/run).
+    argv.insert(argv.end(), {"--log", "file:" + dir + "/" + daemon + ".log", "--log-level", "info"});
+    return argv;
   }
+  argv.insert(argv.end(), {"-f", dir + "/" + daemon + ".conf"});
+  if (daemon == "bfdd") argv.insert(argv.end(), {"--bfdctl", dir + "/bfdd.sock"});
   return argv;
 }
 
-pid_t StartDaemon(const LabPaths& paths, const ResolvedNode& sw, const std::string& daemon,
-                  int netns_fd, int uts_fd, Journal& journal) {
+void StartDaemon(const ResolvedLab& lab, const LabPaths& paths, const ResolvedNode& sw, const std::string& daemon,
+                 int netns_fd, int uts_fd, Journal& journal) {
   const std::string dir = paths.NodeDir(sw.name);
-  pid_t pid = StartInNamespaces(DaemonArgv(daemon, dir), netns_fd, uts_fd, dir + "/" + daemon + ".out");
+  const FrrTools tools = ToolsOf(lab.name, sw);
+  const std::string log = dir + "/" + daemon + ".out";
+  if (sw.image) {
+    // Detached: podman returns once it runs. The shell only sends its output to the log.
+    std::vector<std::string> argv = {"exec", "--detach", ContainerName(lab.name, sw.name), "/bin/sh", "-c",
+                                     "exec \"$@\" > " + log + " 2>&1", "sh"};
+    for (const std::string& a : DaemonArgv(daemon, dir, tools)) argv.push_back(a);
+    std::string output;
+    if (RunPodman(argv, &output) != 0)
+      throw std::runtime_error("podman exec in " + ContainerName(lab.name, sw.name) + ": " +
+                               output.substr(0, output.find('\n')));
+    return;
+  }
+  pid_t pid = StartInNamespaces(DaemonArgv(daemon, dir, tools), netns_fd, uts_fd, log);
   journal.RecordProcess(pid, sw.netns, daemon);
-  return pid;
 }
 
 bool ZebraListening(const std::string& node_dir) { return SocketListening(node_dir + "/zserv.api"); }
@@ -151,7 +175,7 @@ std::vector<std::string> StartMissingDaemons(const ResolvedLab& lab, const LabPa
                                              const std::vector<std::string>& daemons,
                                              Clock::time_point deadline) {
   std::vector<std::string> missing;
-  for (const std::string& daemon : DaemonsFor(lab))
+  for (const std::string& daemon : DaemonsOf(lab, paths, sw))
     if (Contains(daemons, daemon) && RunningDaemon(paths, sw, daemon).empty())
       missing.push_back(daemon);
   if (missing.empty()) return missing;
@@ -162,25 +186,26 @@ std::vector<std::string> StartMissingDaemons(const ResolvedLab& lab, const LabPa
   for (const std::string& daemon : missing) {
     if (daemon != "zebra" && Contains(missing, "zebra"))
       WaitUntil(deadline, [&] {
-        if (RunningDaemon(paths, sw, "zebra").empty())
+        // (A container's zebra writes its pid file a moment after podman exec returns.)
+        if (!sw.image && RunningDaemon(paths, sw, "zebra").empty())
           throw std::runtime_error(sw.name + ": zebra exited right after its start; see " + dir +
                                    "/zebra.log and zebra.out");
         return ZebraListening(dir);
       }, [&] { return sw.name + ": zebra does not listen on " + dir + "/zserv.api"; });
     try {
-      StartDaemon(paths, sw, daemon, ns.get(), uts.get(), journal);
+      StartDaemon(lab, paths, sw, daemon, ns.get(), uts.get(), journal);
     } catch (const std::exception& e) {
       throw std::runtime_error(sw.name + ": cannot start " + daemon + ": " + e.what());
     }
   }
-  if (sw.frr_config) {
-    // They started with their defaults only: the switch's own configuration goes in again.
+  if (std::filesystem::exists(dir + "/frr.conf")) {
+    // They started with their defaults only: the switch's configuration goes in again.
     WaitUntil(deadline, [&] {
       return std::all_of(missing.begin(), missing.end(),
                          [&](const std::string& d) { return VtyListening(dir, d); });
     }, [&] { return sw.name + ": the restarted daemons do not listen on their vty sockets in " + dir; });
     try {
-      EnterFrrConfig(dir, missing);
+      EnterFrrConfig(ToolsOf(lab.name, sw), dir, missing);
     } catch (const std::exception& e) {
       throw std::runtime_error(sw.name + ": " + e.what());
     }

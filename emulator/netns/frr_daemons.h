@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "emulator/netns/frr_tools.h"
 #include "emulator/netns/lab_state.h"
 #include "emulator/netns/processes.h"
 #include "emulator/netns/verify.h"
@@ -17,19 +18,23 @@
 
 namespace mrclab::emulator::netns {
 
-// Where FRR's daemons are; MRCLAB_FRR_DIR overrides /usr/lib/frr.
-std::string FrrDir();
-
 // The daemons every switch of the lab runs, in start order (zebra first).
 std::vector<std::string> DaemonsFor(const ResolvedLab& lab);
 
-// Command line of a daemon whose configuration, pid file and sockets are in node_dir.
-std::vector<std::string> DaemonArgv(const std::string& daemon, const std::string& node_dir);
+// The daemons a deployed switch runs, in start order: DaemonsFor(lab), plus mgmtd after zebra
+// when the switch's router image has FRR 9 or later (deploy records it: NODE_DIR/daemons).
+std::vector<std::string> DaemonsOf(const ResolvedLab& lab, const LabPaths& paths, const ResolvedNode& sw);
+void RecordDaemons(const LabPaths& paths, const ResolvedNode& sw, const std::vector<std::string>& daemons);
 
-// Starts one daemon of a switch inside its namespaces (log: NODE_DIR/DAEMON.out) and records
-// it in the lab's deploy journal, so that destroy stops it.
-pid_t StartDaemon(const LabPaths& paths, const ResolvedNode& sw, const std::string& daemon,
-                  int netns_fd, int uts_fd, Journal& journal);
+// Command line of a daemon (in tools.frr_dir) whose pid file and sockets are in node_dir; on
+// this machine with its configuration file there too (in a container vtysh enters it).
+std::vector<std::string> DaemonArgv(const std::string& daemon, const std::string& node_dir, const FrrTools& tools);
+
+// Starts one daemon of a switch (log: NODE_DIR/DAEMON.out). A namespace switch's: inside its
+// namespaces, recorded in the lab's deploy journal so that destroy stops it. A container
+// switch's: podman exec in its container (destroy removes the container).
+void StartDaemon(const ResolvedLab& lab, const LabPaths& paths, const ResolvedNode& sw, const std::string& daemon,
+                 int netns_fd, int uts_fd, Journal& journal);
 
 // True once the unix socket accepts connections: zebra's zserv socket, a daemon's vty socket.
 bool SocketListening(const std::string& path);

@@ -8,8 +8,11 @@
 //   ReloadConfig        frr-reload.py --reload --daemon DAEMON ... DIR/DAEMON.conf
 //   ConfigDelta         frr-reload.py --test: the commands still needed ([] = restored)
 //
-// vtysh runs outside the switch's namespace: it only talks to the daemons' vty sockets in the
-// node directory. DIR also holds the vtysh.conf both tools read, so that the machine's own
+// DAEMON "" is the whole integrated configuration (DIR/frr.conf, no --daemon): what FRR 9 and
+// later need for interfaces and static routes, which mgmtd holds for zebra and staticd.
+//
+// The tools are the switch's (frr_tools.h): this machine's, or its router image's in its
+// container. They only talk to the daemons' vty sockets in the node directory. DIR also holds the vtysh.conf both tools read, so that the machine's own
 // /etc/frr/vtysh.conf plays no part and nothing is written to /etc/frr or /var/log/frr.
 // Each call throws std::runtime_error naming the daemon and what the tool said.
 #pragma once
@@ -17,21 +20,27 @@
 #include <string>
 #include <vector>
 
+#include "emulator/netns/frr_tools.h"
+
 namespace mrclab::emulator::netns {
 
 // "" when frr-reload.py and vtysh can be run; else why not and which package brings them.
 std::string FrrReloadProblem();
 
-void SaveRunningConfig(const std::string& node_dir, const std::string& daemon, const std::string& dir);
+// `interfaces`: the switch's, each given a stanza (empty if it has no configuration) so that
+// frr-reload.py never tries to delete an interface that exists (FRR 10.2 to 10.5).
+void SaveRunningConfig(const FrrTools& tools, const std::string& node_dir, const std::string& daemon,
+                       const std::string& dir, const std::vector<std::string>& interfaces = {});
 
 // True once SaveRunningConfig finished for this daemon in dir.
 bool HasSavedConfig(const std::string& daemon, const std::string& dir);
 
-void ReloadConfig(const std::string& node_dir, const std::string& daemon, const std::string& dir);
+void ReloadConfig(const FrrTools& tools, const std::string& node_dir, const std::string& daemon,
+                  const std::string& dir);
 
 // The commands that would still be needed to restore the saved configuration, as frr-reload.py
 // --test prints them ("interface spine0 / no shutdown"); empty once the daemon runs it.
-std::vector<std::string> ConfigDelta(const std::string& node_dir, const std::string& daemon,
+std::vector<std::string> ConfigDelta(const FrrTools& tools, const std::string& node_dir, const std::string& daemon,
                                      const std::string& dir);
 
 }  // namespace mrclab::emulator::netns

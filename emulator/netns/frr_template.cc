@@ -14,6 +14,7 @@
 #include "emulator/netns/frr_config.h"
 #include "emulator/netns/frr_daemons.h"
 #include "emulator/netns/frr_tools.h"
+#include "emulator/netns/podman.h"
 #include "emulator/netns/processes.h"
 
 namespace mrclab::emulator::netns {
@@ -99,8 +100,15 @@ std::map<std::string, json> NodePlans(const ResolvedLab& lab) {
 
 // How the configuration of a switch is named in errors: its file, and what rendered it.
 std::string Origin(const ResolvedNode& node) {
+  if (!node.frr_config) return node.name + ": the generated configuration (mrclab deploy --frr-config " + node.name + ")";
   const auto& c = *node.frr_config;
   return node.name + ": " + (c.is_template ? "the configuration rendered from " : "") + c.path;
+}
+
+// The lab file's field a switch's configuration comes from: its frr_config entry, or (generated
+// configuration on a router image) its images entry.
+std::string Field(const ResolvedNode& node) {
+  return node.frr_config ? node.frr_config->field : node.image ? node.image->field : "frr_config";
 }
 
 }  // namespace
@@ -121,7 +129,8 @@ std::string FrrTemplateVariables(const ResolvedLab& lab, const ResolvedNode& nod
   return Variables(lab, node, NodePlans(lab).at(node.name)).dump(2);
 }
 
-std::map<std::string, std::string> UserFrrConfigs(const ResolvedLab& lab) {
+std::map<std::string, std::string> UserFrrConfigs(const ResolvedLab& lab,
+                                                  const std::map<std::string, std::string>& images) {
   std::map<std::string, std::string> configs;
   std::vector<const ResolvedNode*> own;
   for (const ResolvedNode& n : lab.nodes)
@@ -171,16 +180,26 @@ std::map<std::string, std::string> UserFrrConfigs(const ResolvedLab& lab) {
                              "routing: bgp");
     }
 
-  // FRR's own parser, with no daemon running: every command must be one FRR knows.
+  // FRR's own parser, with no daemon running: every command must be one FRR knows: the FRR the
+  // switch runs (its router image's, in a throwaway container, or this machine's).
   WriteVtyshConf(tmp.path());
   for (const ResolvedNode* n : own) {
     const std::string file = tmp.path() + "/" + n->name + ".check.conf";
     WriteFileWhole(file, configs[n->name]);
+    const std::vector<std::string> check = {"--config_dir", tmp.path(), "--dryrun", "--inputfile", file};
+    std::vector<std::string> argv = {kVtysh};
+    std::string frr = "FRR's vtysh --dryrun";
+    if (auto image = images.find(n->name); image != images.end()) {
+      argv = Podman({"run", "--rm", "--network", "none", "--volume", tmp.path() + ":" + tmp.path() + ":ro",
+                     "--entrypoint", kVtysh, image->second});
+      frr = "vtysh --dryrun of " + image->second;
+    }
+    argv.insert(argv.end(), check.begin(), check.end());
     std::string output;
-    if (RunAndWait({kVtysh, "--config_dir", tmp.path(), "--dryrun", "--inputfile", file}, &output) != 0)
+    if (RunAndWait(argv, &output) != 0)
       throw LabError(lab.source, n->frr_config->field,
-                     Origin(*n) + ": " + FrrComplaint(output) + " (FRR's vtysh --dryrun; `mrclab deploy " +
-                         lab.source + " --frr-config " + n->name + "` prints it)");
+                     Origin(*n) + ": " + FrrComplaint(output) + " (" + frr + "; `mrclab deploy " + lab.source +
+                         " --frr-config " + n->name + "` prints it)");
   }
   return configs;
 }
@@ -189,36 +208,38 @@ namespace {
 
 // vtysh -f on the switch's daemons (all, or those named); "" when every command was taken, else
 // FRR's complaint.
-std::string Enter(const std::string& node_dir, const std::vector<std::string>& daemons, int* status) {
+std::string Enter(const FrrTools& tools, const std::string& node_dir, const std::vector<std::string>& daemons,
+                  int* status) {
   WriteVtyshConf(node_dir);
-  std::vector<std::string> argv = {kVtysh, "--config_dir", node_dir, "--vty_socket", node_dir};
-  for (const std::string& d : daemons) argv.insert(argv.end(), {"-d", d});
-  argv.insert(argv.end(), {"--inputfile", node_dir + "/frr.conf"});
+  std::vector<std::string> args = {"--config_dir", node_dir, "--vty_socket", node_dir};
+  for (const std::string& d : daemons) args.insert(args.end(), {"-d", d});
+  args.insert(args.end(), {"--inputfile", node_dir + "/frr.conf"});
   std::string output;
-  *status = RunAndWait(argv, &output);
+  *status = RunAndWait(tools.Command(kVtysh, args), &output);
   return *status != 0 || output.find("% ") != std::string::npos ? FrrComplaint(output) : "";
 }
 
 }  // namespace
 
 void ApplyFrrConfig(const ResolvedLab& lab, const ResolvedNode& node, const std::string& node_dir,
-                    const std::string& text) {
+                    const std::vector<std::string>& daemons, const std::string& text) {
   WriteFileWhole(node_dir + "/frr.conf", text);
   int status = 0;
-  if (const std::string complaint = Enter(node_dir, {}, &status); !complaint.empty()) {
-    std::string daemons;
-    for (const std::string& d : DaemonsFor(lab)) daemons += (daemons.empty() ? "" : ", ") + d;
-    throw LabError(lab.source, node.frr_config->field,
-                   Origin(node) + ": FRR refused it: " + complaint + " (vtysh exit " + std::to_string(status) +
-                       "; the daemons this lab runs: " + daemons + ")");
+  if (const std::string complaint = Enter(ToolsOf(lab.name, node), node_dir, {}, &status); !complaint.empty()) {
+    std::string names;
+    for (const std::string& d : daemons) names += (names.empty() ? "" : ", ") + d;
+    throw LabError(lab.source, Field(node),
+                   Origin(node) + ": FRR" + (node.image ? " of " + node.image->reference : "") + " refused it: " +
+                       complaint + " (vtysh exit " + std::to_string(status) + "; the daemons the switch runs: " +
+                       names + ")");
   }
 }
 
-void EnterFrrConfig(const std::string& node_dir, const std::vector<std::string>& daemons) {
+void EnterFrrConfig(const FrrTools& tools, const std::string& node_dir, const std::vector<std::string>& daemons) {
   if (daemons.empty() || !fs::exists(node_dir + "/frr.conf")) return;
   int status = 0;
-  if (const std::string complaint = Enter(node_dir, daemons, &status); !complaint.empty())
-    throw std::runtime_error("FRR refused the switch's own configuration " + node_dir + "/frr.conf again: " + complaint);
+  if (const std::string complaint = Enter(tools, node_dir, daemons, &status); !complaint.empty())
+    throw std::runtime_error("FRR refused the switch's configuration " + node_dir + "/frr.conf again: " + complaint);
 }
 
 }  // namespace mrclab::emulator::netns

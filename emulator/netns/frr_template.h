@@ -5,7 +5,9 @@
 //                                                           ├─ template: frr_template.py (Jinja2) with
 //                                                           │  the switch's plan, lab and generated config
 //                                                           └─ vtysh --dryrun: FRR's own parser
+//                                                              (the router image's, if it has one)
 //   deploy: daemons start with StartupFrrConfigs ─► ApplyFrrConfig: NODE_DIR/frr.conf, vtysh -f
+//           (a switch from a router image gets the generated configuration this way too)
 //   a daemon restarted (switch_down reverted, ...) ─► EnterFrrConfig: vtysh -d DAEMON -f frr.conf
 #pragma once
 
@@ -13,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "emulator/netns/frr_tools.h"
 #include "emulator/resolved_lab.h"
 
 namespace mrclab::emulator::netns {
@@ -21,21 +24,23 @@ namespace mrclab::emulator::netns {
 std::string FrrTemplateProblem(const ResolvedLab& lab);
 
 // node -> the configuration it runs instead of the generated one, for every switch with its own.
+// `images`: node -> the router image it runs (loaded: container_switch.h), whose vtysh checks it.
 // Nothing is made. Throws LabError naming the lab file's field, the template's file and line
 // (Jinja2's message) or the configuration's line and FRR's message.
-std::map<std::string, std::string> UserFrrConfigs(const ResolvedLab& lab);
+std::map<std::string, std::string> UserFrrConfigs(const ResolvedLab& lab,
+                                                  const std::map<std::string, std::string>& images = {});
 
 // The variables a switch's template sees, as JSON (node, lab, generated).
 std::string FrrTemplateVariables(const ResolvedLab& lab, const ResolvedNode& node);
 
 // Writes `text` to node_dir/frr.conf and enters it into the switch's running daemons (vty
-// sockets in node_dir). Throws LabError naming the field, the line and FRR's message when a
-// daemon refuses a command.
+// sockets in node_dir) with the switch's vtysh. Throws LabError naming the field, the line and
+// FRR's message when a daemon refuses a command.
 void ApplyFrrConfig(const ResolvedLab& lab, const ResolvedNode& node, const std::string& node_dir,
-                    const std::string& text);
+                    const std::vector<std::string>& daemons, const std::string& text);
 
-// The switch's own configuration (node_dir/frr.conf, if it has one) entered again into these
+// The switch's configuration (node_dir/frr.conf, if it has one) entered again into these
 // daemons, restarted since. Throws std::runtime_error with FRR's message.
-void EnterFrrConfig(const std::string& node_dir, const std::vector<std::string>& daemons);
+void EnterFrrConfig(const FrrTools& tools, const std::string& node_dir, const std::vector<std::string>& daemons);
 
 }  // namespace mrclab::emulator::netns

@@ -46,6 +46,8 @@ void Journal::RecordProcess(pid_t pid, const std::string& netns, const std::stri
   Append("process " + std::to_string(pid) + " " + netns + " " + what);
 }
 
+void Journal::RecordContainer(const std::string& name) { Append("container " + name); }
+
 std::vector<JournalEntry> Journal::Read(const std::string& path) {
   std::vector<JournalEntry> entries;
   std::ifstream in(path);
@@ -58,6 +60,8 @@ std::vector<JournalEntry> Journal::Read(const std::string& path) {
       fields >> e.netns;
     } else if (e.kind == "process") {
       fields >> e.pid >> e.netns >> e.what;
+    } else if (e.kind == "container") {
+      fields >> e.what;
     } else {
       continue;  // a torn or unknown line: skip, never guess
     }

@@ -5,6 +5,7 @@
 //   nodes/NODE/  FRR configs, pid files, vty sockets, logs of switch NODE
 //   uts/NODE     bind mount of NODE's UTS namespace
 // Journal lines:  "netns NAME"  |  "process PID NETNS_NAME WHAT"  (WHAT: zebra, bgpd, ...)
+//                 |  "container NAME"  (a switch from a router image: container_switch.h)
 #pragma once
 
 #include <string>
@@ -25,10 +26,10 @@ struct LabPaths {
 };
 
 struct JournalEntry {
-  std::string kind;  // "netns" | "process"
+  std::string kind;  // "netns" | "process" | "container"
   std::string netns;
   pid_t pid = 0;
-  std::string what;
+  std::string what;  // process: zebra, bgpd...; container: its name
 };
 
 class Journal {
@@ -37,6 +38,7 @@ class Journal {
   ~Journal();
   void RecordNetns(const std::string& netns);
   void RecordProcess(pid_t pid, const std::string& netns, const std::string& what);
+  void RecordContainer(const std::string& name);
   static std::vector<JournalEntry> Read(const std::string& path);
 
  private:

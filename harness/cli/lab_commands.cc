@@ -10,12 +10,15 @@
 #include <iostream>
 
 #include "emulator/lab_spec.h"
+#include "emulator/netns/container_switch.h"
 #include "emulator/netns/deploy.h"
 #include "emulator/netns/frr_config.h"
+#include "emulator/netns/frr_daemons.h"
 #include "emulator/netns/frr_template.h"
 #include "emulator/netns/interrupt.h"
 #include "emulator/netns/lab_state.h"
 #include "emulator/netns/namespaces.h"
+#include "emulator/netns/podman.h"
 #include "emulator/netns/processes.h"
 #include "emulator/netns/verify.h"
 #include "emulator/resolved_lab.h"
@@ -49,7 +52,7 @@ json LiveState(const emulator::ResolvedLab& lab) {
   for (const auto* sw : lab.Switches()) {
     const std::string dir = paths.NodeDir(sw->name);
     json node = json::object();
-    for (const char* daemon : {"zebra", "bfdd", "staticd", "bgpd"}) {
+    for (const std::string& daemon : nx::DaemonsOf(lab, paths, *sw)) {
       std::ifstream in(dir + "/" + daemon + ".pid");
       pid_t pid = 0;
       if (!(in >> pid)) continue;
@@ -83,8 +86,15 @@ void PrintInspect(const emulator::ResolvedLab& lab, const json& state, const jso
                 live["bgp_expected"].get<int>());
   std::printf("\n%-12s %-6s %-5s %-6s %-11s %-24s %s\n", "NODE", "KIND", "PLANE", "uSID", "ASN",
               "NETNS", "DAEMONS (pid, * = not running)");
+  const json software = state.value("switch_software", json::object());
   for (const auto& node : lab.nodes) {
     std::string daemons;
+    if (software.contains(node.name)) {  // "FRR 10.3 (mrclab/frr:trixie) "
+      const json& sw = software[node.name];
+      const json versions = sw.value("daemons", json::object());
+      daemons = "FRR " + (versions.contains("zebra") ? versions["zebra"].get<std::string>() : std::string("?")) +
+                (sw.contains("image") ? " (" + sw["image"].get<std::string>() + ")" : "") + " ";
+    }
     if (live["daemons"].contains(node.name))
       for (const auto& [name, d] : live["daemons"][node.name].items())
         daemons += name + ":" + std::to_string(d["pid"].get<int>()) +
@@ -108,11 +118,19 @@ int CheckDeploy(const std::string& file, bool json_out) {
   const emulator::ResolvedLab lab = emulator::Resolve(emulator::ParseLabFile(file));
   nx::Preflight(lab);
   const nx::MemoryEstimate memory = nx::EstimateMemory(lab);
-  const size_t own_configs = nx::UserFrrConfigs(lab).size();
+  const nx::SwitchImages images = nx::PrepareRouterImages(lab);
+  const size_t own_configs = nx::UserFrrConfigs(lab, images.reference).size();
+  std::string image_summary;  // "2 switches from localhost/mrclab/frr:trixie (FRR 10.3)"
+  for (const auto& [reference, probe] : images.frr) {
+    size_t n = 0;
+    for (const auto& [node, ref] : images.reference) n += ref == reference;
+    image_summary += "; " + std::to_string(n) + " switches from " + reference + " (FRR " + probe.frr_version + ")";
+  }
   if (json_out) {
     std::cout << json{{"lab", lab.name}, {"switches", lab.Switches().size()}, {"hosts", lab.Hosts().size()},
                       {"links", lab.links.size()}, {"planes", lab.planes}, {"memory_needed_bytes", memory.needed},
-                      {"memory_available_bytes", memory.available}, {"own_frr_configs", own_configs}}.dump(2)
+                      {"memory_available_bytes", memory.available}, {"own_frr_configs", own_configs},
+                      {"container_switches", images.reference.size()}}.dump(2)
               << "\n";
   } else {
     std::printf("lab %s is valid and can be deployed here: %zu switches, %zu hosts, %zu links, %d plane(s); "
@@ -120,9 +138,11 @@ int CheckDeploy(const std::string& file, bool json_out) {
                 lab.name.c_str(), lab.Switches().size(), lab.Hosts().size(), lab.links.size(), lab.planes,
                 static_cast<unsigned long long>(memory.needed >> 20),
                 static_cast<unsigned long long>(memory.available >> 20),
-                own_configs ? ("; " + std::to_string(own_configs) + " switches' own FRR configuration rendered and "
-                               "accepted by FRR's parser").c_str()
-                            : "");
+                ((own_configs ? "; " + std::to_string(own_configs) + " switches' own FRR configuration rendered and "
+                                                                           "accepted by FRR's parser"
+                              : std::string()) +
+                 image_summary)
+                    .c_str());
   }
   return emulator::kExitOk;
 }
@@ -146,10 +166,13 @@ int PrintFrrConfig(const std::string& file, const std::string& node_name, bool v
     std::cout << nx::GeneratedFrrConfig(lab, *node);
     return emulator::kExitOk;
   }
-  emulator::ResolvedLab one = lab;  // render and check this switch's only
+  emulator::ResolvedLab one = lab;  // render and check this switch's only, with the FRR it runs
   for (emulator::ResolvedNode& n : one.nodes)
-    if (n.name != node_name) n.frr_config.reset();
-  std::cout << nx::UserFrrConfigs(one).at(node_name);
+    if (n.name != node_name) {
+      n.frr_config.reset();
+      n.image.reset();
+    }
+  std::cout << nx::UserFrrConfigs(one, nx::PrepareRouterImages(one).reference).at(node_name);
   return emulator::kExitOk;
 }
 
@@ -181,13 +204,14 @@ int Destroy(const std::string& name_or_file, bool json_out) {
   nx::DestroyReport r = nx::Destroy(name);
   if (json_out) {
     std::cout << json{{"lab", name}, {"processes_stopped", r.processes}, {"killed", r.killed},
-                      {"namespaces_removed", r.namespaces}, {"seconds", r.seconds},
+                      {"namespaces_removed", r.namespaces}, {"containers_removed", r.containers}, {"seconds", r.seconds},
                       {"problems", r.problems}}.dump(2)
               << "\n";
   } else {
     std::printf("lab %s destroyed in %s: %d processes stopped (%d needed SIGKILL), %d namespaces "
-                "removed\n",
-                name.c_str(), FormatSeconds(r.seconds).c_str(), r.processes, r.killed, r.namespaces);
+                "removed%s\n",
+                name.c_str(), FormatSeconds(r.seconds).c_str(), r.processes, r.killed, r.namespaces,
+                r.containers ? (", " + std::to_string(r.containers) + " containers removed").c_str() : "");
     for (const auto& p : r.problems) std::fprintf(stderr, "mrclab: warning: %s\n", p.c_str());
   }
   return r.problems.empty() ? 0 : 1;
@@ -203,6 +227,7 @@ int Inspect(const std::string& name, bool json_out) {
                 {"source", state.value("source", lab.source)},
                 {"created", state.value("created", 0)},
                 {"deploy", state.value("deploy", json::object())},
+                {"switch_software", state.value("switch_software", json::object())},
                 {"plan", lab.ToJson()},
                 {"live", live}};
     std::cout << out.dump(2) << "\n";
@@ -254,6 +279,20 @@ int Exec(const std::string& name, const std::string& node_name, std::vector<std:
   nx::LabPaths paths(name);
   if (cmd[0] == "vtysh") {
     cmd.insert(cmd.begin() + 1, {"--vty_socket", paths.NodeDir(node_name)});
+  }
+  if (node->image) {
+    // A switch from a router image: in its container, with the image's tools (its vtysh).
+    std::vector<std::string> exec = {"exec"};
+    if (isatty(STDIN_FILENO)) exec.push_back("--interactive");
+    if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) exec.push_back("--tty");
+    exec.push_back(nx::ContainerName(name, node_name));
+    exec.insert(exec.end(), cmd.begin(), cmd.end());
+    std::vector<std::string> podman = nx::Podman(exec);
+    std::vector<char*> argv;
+    for (auto& a : podman) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    throw std::runtime_error("cannot run " + podman[0] + ": " + std::strerror(errno));
   }
   nx::Fd net = nx::OpenNetns(node->netns);
   nx::Fd uts = nx::OpenPath(paths.UtsPath(node_name));

@@ -8,6 +8,7 @@
 #include "harness/cli/capacity_command.h"
 #include "harness/cli/drill_command.h"
 #include "harness/cli/fault_command.h"
+#include "harness/cli/image_command.h"
 #include "harness/cli/lab_commands.h"
 #include "harness/cli/perf_command.h"
 #include "harness/cli/report_command.h"
@@ -35,6 +36,7 @@ int main(int argc, char** argv) {
   mrclab::harness::AddDrillCommand(app, exit_status);
   mrclab::harness::AddCapacityCommand(app, exit_status);
   mrclab::harness::AddReportCommands(app, exit_status);
+  mrclab::harness::AddImageCommand(app, exit_status);
   mrclab::emulator::netns::InstallInterruptHandlers();
   try {
     app.parse(argc, argv);

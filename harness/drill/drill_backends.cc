@@ -44,6 +44,10 @@ void CheckBackendSupport(const Scenario& s, const DrillOptions& o) {
     throw emulator::LabError(lab.source, "sysctls",
                              "kernel settings are not modelled by the ns3 backend (they need the emulated lab: "
                              "--backend netns)");
+  if (!lab.images.empty())
+    throw emulator::LabError(lab.source, lab.images[0].field,
+                             "router images are not modelled by the ns3 backend (it routes without FRR; they need "
+                             "the emulated lab: --backend netns)");
   if (!lab.frr_configs.empty())
     throw emulator::LabError(lab.source, "frr_config",
                              "the switches' own FRR configuration is not modelled by the ns3 backend (it routes "
