@@ -845,5 +845,54 @@ TEST_F(ResolveFrrConfigs, ErrorsNameTheField) {
   EXPECT_EQ(Lab("  - {template: gone.j2}\n", false).FindNode("p0-leaf0")->frr_config->path, (dir_ / "gone.j2").string());
 }
 
+// Switches from router images (images:): tags as given, archives found next to the lab file.
+class ResolveImages : public ResolveFrrConfigs {
+ protected:
+  ResolvedLab ImageLab(const std::string& entries) const {
+    return Resolve(ParseLabText(
+        "name: t\nclos: {planes: 2, spines_per_plane: 2, leaves_per_plane: 2, hosts: 4, hosts_per_leaf: 2}\n"
+        "images:\n" + entries,
+        "t.yaml", {.files_dir = dir_.string()}));
+  }
+  std::string ImageError(const std::string& entries) const {
+    try {
+      ImageLab(entries);
+    } catch (const LabError& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+};
+
+TEST_F(ResolveImages, SelectorsPickSwitchesAndLaterEntriesWin) {
+  std::ofstream(dir_ / "router.tar") << "x";
+  const ResolvedLab lab = ImageLab("  - {image: mrclab/frr:trixie}\n"
+                                   "  - {match: {plane: 1, role: leaf}, archive: router.tar}\n");
+  ASSERT_TRUE(lab.FindNode("p0-spine0")->image);
+  EXPECT_EQ(lab.FindNode("p0-spine0")->image->reference, "mrclab/frr:trixie");
+  EXPECT_EQ(lab.FindNode("p0-spine0")->image->field, "images[0].image");
+  const auto& leaf = lab.FindNode("p1-leaf1")->image;
+  ASSERT_TRUE(leaf);
+  EXPECT_TRUE(leaf->is_archive);
+  EXPECT_EQ(leaf->reference, (dir_ / "router.tar").string());
+  EXPECT_EQ(leaf->field, "images[1].archive");
+  EXPECT_FALSE(lab.FindNode("host0")->image);  // hosts never
+  for (const auto& n : lab.ToJson()["nodes"])
+    if (n["name"] == "p0-leaf0") EXPECT_EQ(n["image"]["image"], "mrclab/frr:trixie");
+}
+
+TEST_F(ResolveImages, ErrorsNameTheField) {
+  EXPECT_EQ(ImageError("  - {archive: nope.tar}\n"),
+            "t.yaml: images[0].archive: 'nope.tar': no such file (" + (dir_ / "nope.tar").string() + ")");
+  EXPECT_EQ(ImageError("  - {match: {role: leaf}}\n"),
+            "t.yaml: images[0]: give either image (a tag: mrclab image list) or archive (a podman save file)");
+  EXPECT_EQ(ImageError("  - {image: 'Bad Name'}\n"),
+            "t.yaml: images[0].image: 'Bad Name' is not an image name (lower-case letters, digits and . _ / : @ -)");
+  EXPECT_EQ(ImageError("  - {match: {node: host1}, image: x}\n"), "t.yaml: images[0].match: matches no switch of the lab");
+  EXPECT_EQ(ImageError("  - {match: {kind: host}, image: x}\n"),
+            "t.yaml: images[0].match.kind: only switches run from router images; hosts run the MRC endpoints");
+  EXPECT_EQ(ImageError("  image: x\n"), "t.yaml: images: expected a list of {match, image or archive}, got a mapping");
+}
+
 }  // namespace
 }  // namespace mrclab::emulator

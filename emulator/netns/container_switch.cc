@@ -7,6 +7,7 @@
 #include "emulator/netns/frr_daemons.h"
 #include "emulator/netns/namespaces.h"
 #include "emulator/netns/podman.h"
+#include "emulator/netns/processes.h"
 
 namespace mrclab::emulator::netns {
 namespace {
@@ -64,24 +65,30 @@ std::vector<std::string> ImageDaemons(const ResolvedLab& lab, const RouterImageP
   return daemons;
 }
 
-void StartSwitchContainer(const ResolvedLab& lab, const LabPaths& paths, const ResolvedNode& sw,
-                          const std::string& image, Journal& journal) {
-  const std::string name = ContainerName(lab.name, sw.name);
-  journal.RecordContainer(name);
-  std::string output;
-  // FRR's forwarding setting writes /proc/sys, which is read-only in a container: set it here.
-  const int status = RunPodman({"run", "--detach", "--name", name,
-                                "--label", std::string(kLabLabel) + "=" + lab.name,
-                                "--network", "ns:" + NetnsPath(sw.netns),
-                                "--uts", "ns:" + paths.UtsPath(sw.name),
-                                "--pid", "host",
-                                "--cap-add", "NET_ADMIN,NET_RAW,SYS_ADMIN",
-                                "--sysctl", "net.ipv6.conf.all.forwarding=1",
-                                "--volume", paths.root + ":" + paths.root,
-                                image, "/bin/sleep", "infinity"},
-                               &output);
-  if (status != 0)
-    throw std::runtime_error(sw.name + ": podman run " + image + ": " + output.substr(0, output.find('\n')));
+void StartSwitchContainers(const ResolvedLab& lab, const LabPaths& paths, const SwitchImages& images, Journal& journal) {
+  std::vector<const ResolvedNode*> switches;
+  std::vector<std::vector<std::string>> runs;
+  for (const ResolvedNode* sw : lab.Switches()) {
+    if (!sw->image) continue;
+    const std::string name = ContainerName(lab.name, sw->name);
+    journal.RecordContainer(name);
+    switches.push_back(sw);
+    // FRR's forwarding setting writes /proc/sys, which is read-only in a container: set it here.
+    runs.push_back(Podman({"run", "--detach", "--name", name,
+                           "--label", std::string(kLabLabel) + "=" + lab.name,
+                           "--network", "ns:" + NetnsPath(sw->netns),
+                           "--uts", "ns:" + paths.UtsPath(sw->name),
+                           "--pid", "host",
+                           "--cap-add", "NET_ADMIN,NET_RAW,SYS_ADMIN",
+                           "--sysctl", "net.ipv6.conf.all.forwarding=1",
+                           "--volume", paths.root + ":" + paths.root,
+                           images.reference.at(sw->name), "/bin/sleep", "infinity"}));
+  }
+  const std::vector<CommandResult> results = RunAllAndWait(runs, kPodmanParallel);
+  for (size_t i = 0; i < results.size(); ++i)
+    if (results[i].status != 0)
+      throw std::runtime_error(switches[i]->name + ": podman run " + images.reference.at(switches[i]->name) + ": " +
+                               results[i].output.substr(0, results[i].output.find('\n')));
 }
 
 int RemoveSwitchContainers(const std::string& lab_name, const std::vector<JournalEntry>& journal,
@@ -91,16 +98,12 @@ int RemoveSwitchContainers(const std::string& lab_name, const std::vector<Journa
     if (e.kind == "container") names.insert(e.what);
   if (names.empty()) return 0;  // a lab of namespace switches only: podman plays no part
   for (const std::string& name : LabContainers(lab_name)) names.insert(name);
-  int removed = 0;
-  for (const std::string& name : names) {
-    std::string why;
-    if (RemoveContainer(name, &why)) {
-      ++removed;
-    } else {
-      problems.push_back(why);
-    }
+  std::string why;
+  if (!RemoveContainers({names.begin(), names.end()}, &why)) {
+    problems.push_back(why);
+    return static_cast<int>(names.size() - LabContainers(lab_name).size());
   }
-  return removed;
+  return static_cast<int>(names.size());
 }
 
 }  // namespace mrclab::emulator::netns

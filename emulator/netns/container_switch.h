@@ -6,8 +6,8 @@
 // SRv6 behaviours, sysctls and faults are made from outside, as for any switch.
 //
 //   deploy ─► PrepareRouterImages: archives loaded, each image probed once (FRR version, mgmtd)
-//          ─► StartSwitchContainer: journal "container NAME" first, then podman run (sleep)
-//          ─► StartDaemon: podman exec --detach NAME DAEMON ...   (frr_daemons.h)
+//          ─► StartSwitchContainers: journal "container NAME" first, then podman run (sleep)
+//          ─► podman exec --detach NAME: zebra, then the others   (frr_daemons.h)
 //          ─► vtysh inside the container enters the configuration (frr_template.h)
 //   destroy ─► podman rm --force: every journalled container, and any labelled with the lab
 #pragma once
@@ -34,9 +34,12 @@ SwitchImages PrepareRouterImages(const ResolvedLab& lab);
 // The daemons a switch runs from an image: the lab's, with mgmtd after zebra if the image has it.
 std::vector<std::string> ImageDaemons(const ResolvedLab& lab, const RouterImageProbe& frr);
 
-// Starts the switch's container (no FRR daemon yet), recorded in the journal first.
-void StartSwitchContainer(const ResolvedLab& lab, const LabPaths& paths, const ResolvedNode& sw,
-                          const std::string& image, Journal& journal);
+// Starts the containers of the lab's container switches (no FRR daemon yet), several at a
+// time, each recorded in the journal before any is made.
+void StartSwitchContainers(const ResolvedLab& lab, const LabPaths& paths, const SwitchImages& images, Journal& journal);
+
+// How many podman commands deploy runs at a time.
+inline constexpr int kPodmanParallel = 8;
 
 // Removes the lab's containers: those journalled and any labelled with the lab. Returns how many
 // were removed; problems are appended.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -317,8 +318,25 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
     //    A switch from a router image gets its container first.
     progress.Stage("daemons");
     t = Clock::now();
-    auto start_daemon = [&](const ResolvedNode& sw, const std::string& daemon) {
-      StartDaemon(lab, paths, sw, daemon, ns_fd[sw.name].get(), uts_fd[sw.name].get(), journal);
+    // Starts what `which` says on every switch: a namespace switch's daemons one by one, a
+    // container switch's with one podman exec, several switches at a time.
+    auto start_daemons = [&](const std::function<std::vector<std::string>(const ResolvedNode&)>& which) {
+      std::vector<std::vector<std::string>> execs;
+      std::vector<std::string> in;
+      for (const ResolvedNode* sw : lab.Switches()) {
+        const std::vector<std::string> daemons = which(*sw);
+        if (sw->image) {
+          execs.push_back(ContainerDaemonsCommand(lab, paths, *sw, daemons));
+          in.push_back(sw->name);
+          continue;
+        }
+        for (const std::string& daemon : daemons)
+          StartDaemon(lab, paths, *sw, daemon, ns_fd[sw->name].get(), uts_fd[sw->name].get(), journal);
+      }
+      const std::vector<CommandResult> results = RunAllAndWait(execs, kPodmanParallel);
+      for (size_t i = 0; i < results.size(); ++i)
+        if (results[i].status != 0)
+          throw DeployError(in[i] + ": podman exec: " + results[i].output.substr(0, results[i].output.find('\n')));
     };
     for (const ResolvedNode* sw : lab.Switches()) {
       ThrowIfInterrupted();
@@ -334,10 +352,11 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
         // The image's frr user has its own uid: its daemons write their sockets and pid files here.
         fs::permissions(dir, fs::perms::all, fs::perm_options::replace);
         RecordDaemons(paths, *sw, daemons);
-        StartSwitchContainer(lab, paths, *sw, images.reference.at(sw->name), journal);
       }
-      start_daemon(*sw, "zebra");
     }
+    ThrowIfInterrupted();
+    StartSwitchContainers(lab, paths, images, journal);
+    start_daemons([](const ResolvedNode&) { return std::vector<std::string>{"zebra"}; });
     const auto deadline = Clock::now() + options.timeout;
     PollUntil(progress, "zebra", deadline, [&] {
       CheckStatus s;
@@ -350,9 +369,12 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
       }
       return s;
     });
-    for (const ResolvedNode* sw : lab.Switches())
-      for (const std::string& daemon : daemons_of[sw->name])
-        if (daemon != "zebra") start_daemon(*sw, daemon);
+    start_daemons([&](const ResolvedNode& sw) {
+      std::vector<std::string> others;
+      for (const std::string& daemon : daemons_of[sw.name])
+        if (daemon != "zebra") others.push_back(daemon);
+      return others;
+    });
     if (!own_configs.empty()) {
       // Every daemon of those switches answering on its vty socket, then their configuration.
       PollUntil(progress, "daemons of switches configured through vtysh", deadline, [&] {

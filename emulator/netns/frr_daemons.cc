@@ -69,23 +69,32 @@ std::vector<std::string> DaemonArgv(const std::string& daemon, const std::string
   return argv;
 }
 
+std::vector<std::string> ContainerDaemonsCommand(const ResolvedLab& lab, const LabPaths& paths, const ResolvedNode& sw,
+                                                 const std::vector<std::string>& daemons) {
+  const std::string dir = paths.NodeDir(sw.name);
+  const FrrTools tools = ToolsOf(lab.name, sw);
+  auto quoted = [](const std::string& word) { return "'" + word + "'"; };  // lab paths hold no quote
+  // Each in the background of a shell that then exits: podman's conmon reaps them.
+  std::string script;
+  for (const std::string& daemon : daemons) {
+    for (const std::string& word : DaemonArgv(daemon, dir, tools)) script += quoted(word) + " ";
+    script += "> " + quoted(dir + "/" + daemon + ".out") + " 2>&1 &\n";
+  }
+  return Podman({"exec", "--detach", ContainerName(lab.name, sw.name), "/bin/sh", "-c", script});
+}
+
 void StartDaemon(const ResolvedLab& lab, const LabPaths& paths, const ResolvedNode& sw, const std::string& daemon,
                  int netns_fd, int uts_fd, Journal& journal) {
   const std::string dir = paths.NodeDir(sw.name);
-  const FrrTools tools = ToolsOf(lab.name, sw);
-  const std::string log = dir + "/" + daemon + ".out";
   if (sw.image) {
-    // Detached: podman returns once it runs. The shell only sends its output to the log.
-    std::vector<std::string> argv = {"exec", "--detach", ContainerName(lab.name, sw.name), "/bin/sh", "-c",
-                                     "exec \"$@\" > " + log + " 2>&1", "sh"};
-    for (const std::string& a : DaemonArgv(daemon, dir, tools)) argv.push_back(a);
     std::string output;
-    if (RunPodman(argv, &output) != 0)
+    if (RunAndWait(ContainerDaemonsCommand(lab, paths, sw, {daemon}), &output) != 0)
       throw std::runtime_error("podman exec in " + ContainerName(lab.name, sw.name) + ": " +
                                output.substr(0, output.find('\n')));
     return;
   }
-  pid_t pid = StartInNamespaces(DaemonArgv(daemon, dir, tools), netns_fd, uts_fd, log);
+  pid_t pid = StartInNamespaces(DaemonArgv(daemon, dir, ToolsOf(lab.name, sw)), netns_fd, uts_fd,
+                                dir + "/" + daemon + ".out");
   journal.RecordProcess(pid, sw.netns, daemon);
 }
 

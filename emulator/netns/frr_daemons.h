@@ -30,6 +30,11 @@ void RecordDaemons(const LabPaths& paths, const ResolvedNode& sw, const std::vec
 // this machine with its configuration file there too (in a container vtysh enters it).
 std::vector<std::string> DaemonArgv(const std::string& daemon, const std::string& node_dir, const FrrTools& tools);
 
+// The command that starts these daemons of a container switch in its container, detached,
+// each logging to NODE_DIR/DAEMON.out (podman exec --detach NAME /bin/sh -c '...').
+std::vector<std::string> ContainerDaemonsCommand(const ResolvedLab& lab, const LabPaths& paths, const ResolvedNode& sw,
+                                                 const std::vector<std::string>& daemons);
+
 // Starts one daemon of a switch (log: NODE_DIR/DAEMON.out). A namespace switch's: inside its
 // namespaces, recorded in the lab's deploy journal so that destroy stops it. A container
 // switch's: podman exec in its container (destroy removes the container).

@@ -68,10 +68,13 @@ int RunPodman(const std::vector<std::string>& args, std::string* output) {
 
 std::string ContainerName(const std::string& lab, const std::string& node) { return "mrclab-" + lab + "-" + node; }
 
-bool RemoveContainer(const std::string& name, std::string* why) {
+bool RemoveContainers(const std::vector<std::string>& names, std::string* why) {
+  if (names.empty()) return true;
+  std::vector<std::string> args = {"rm", "--force", "--time", "0", "--ignore"};
+  args.insert(args.end(), names.begin(), names.end());
   std::string output;
-  if (RunPodman({"rm", "--force", "--time", "0", "--ignore", name}, &output) == 0) return true;
-  if (why) *why = "podman rm " + name + ": " + output.substr(0, output.find('\n'));
+  if (RunPodman(args, &output) == 0) return true;
+  if (why) *why = "podman rm: " + output.substr(0, output.find('\n'));
   return false;
 }
 

@@ -27,8 +27,9 @@ int RunPodman(const std::vector<std::string>& args, std::string* output);
 std::string ContainerName(const std::string& lab, const std::string& node);
 inline constexpr const char* kLabLabel = "mrclab.lab";
 
-// Removes the container (its processes killed at once); true when it is gone (or never was).
-bool RemoveContainer(const std::string& name, std::string* why);
+// Removes the containers (their processes killed at once) with one podman command; true when
+// all are gone (or never were).
+bool RemoveContainers(const std::vector<std::string>& names, std::string* why);
 
 // The containers labelled with this lab, running or not.
 std::vector<std::string> LabContainers(const std::string& lab);

@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -129,6 +131,19 @@ int RunAndWait(const std::vector<std::string>& argv, std::string* output) {
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::vector<CommandResult> RunAllAndWait(const std::vector<std::vector<std::string>>& commands, int parallel) {
+  std::vector<CommandResult> results(commands.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i = next++; i < commands.size(); i = next++) results[i].status = RunAndWait(commands[i], &results[i].output);
+  };
+  std::vector<std::thread> threads;
+  const size_t n = std::min(commands.size(), static_cast<size_t>(std::max(parallel, 1)));
+  for (size_t t = 0; t < n; ++t) threads.emplace_back(worker);
+  for (std::thread& t : threads) t.join();
+  return results;
 }
 
 bool IsOurs(const OwnedProcess& p) {

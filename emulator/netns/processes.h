@@ -39,6 +39,14 @@ int StopProcesses(const std::vector<OwnedProcess>& processes, std::chrono::milli
 // its stdout and stderr are captured into *output.
 int RunAndWait(const std::vector<std::string>& argv, std::string* output);
 
+// Runs the commands, up to `parallel` at a time, each to completion; returns each one's exit
+// status and output, in order.
+struct CommandResult {
+  int status = 0;
+  std::string output;
+};
+std::vector<CommandResult> RunAllAndWait(const std::vector<std::vector<std::string>>& commands, int parallel);
+
 // Reaps any exited children of this process without blocking; returns their PIDs.
 // True while any thread of the process still runs: its leader can be a zombie (what
 // StopProcesses waits for) while other threads finish exiting and still write files.

@@ -120,8 +120,8 @@ RouterImage BuildRouterImage(const RouterImageBuild& build, const std::function<
     throw InputError("debootstrap is missing: building router images needs the Debian package debootstrap (run .ci/setup)");
   if (geteuid() != 0) throw InputError("building a router image needs root (debootstrap, chroot); run it with sudo");
   const std::string tag = RouterImageTag(build.suite);
-  if (!build.rebuild)
-    if (std::optional<RouterImage> cached = FindRouterImage(tag)) return *cached;
+  const std::optional<RouterImage> cached = FindRouterImage(tag);
+  if (cached && !build.rebuild) return *cached;
 
   BuildDir dir;
   const std::string archive = dir.path() + "/rootfs.tar";
@@ -149,6 +149,8 @@ RouterImage BuildRouterImage(const RouterImageBuild& build, const std::function<
                 fs::copy_options::overwrite_existing, ec);
   std::optional<RouterImage> image = FindRouterImage(tag);
   if (!image) throw std::runtime_error("podman import " + tag + " left no image");
+  // The image it replaces, unless a container still runs from it (then it stays, untagged).
+  if (cached && cached->id != image->id) RunPodman({"rmi", cached->id}, &output);
   return *image;
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -155,10 +156,32 @@ class NetnsBackend : public DrillBackend {
     return std::make_unique<TrainingJob>(plan_, config, std::move(on_event), std::move(on_step));
   }
 
+  // "frr": what the switches run, e.g. "8.4.4 on 8 switches (this machine); 10.3 on 4 switches
+  // (mrclab/frr:trixie)"; "frr_daemons": each switch's, as deploy recorded them.
   json Versions() override {
     utsname u{};
     uname(&u);
-    return {{"mrclab", MRCLAB_VERSION}, {"kernel", u.release}, {"frr", FirstLine({nx::FrrDir() + "/zebra", "--version"})}};
+    json out = {{"mrclab", MRCLAB_VERSION}, {"kernel", u.release}};
+    const json software = nx::ReadLabJson(plan_.name).value("switch_software", json::object());
+    if (software.empty()) {  // deployed by an mrclab that did not record it
+      out["frr"] = FirstLine({nx::FrrDir() + "/zebra", "--version"});
+      return out;
+    }
+    std::map<std::string, int> groups;  // "10.3 ... (image)" -> switches
+    for (const auto& [node, sw] : software.items()) {
+      const json daemons = sw.value("daemons", json::object());
+      const std::string version = daemons.contains("zebra") ? daemons["zebra"].get<std::string>() : "?";
+      ++groups[version + "\t" + sw.value("image", std::string("this machine"))];
+    }
+    std::string summary;
+    for (const auto& [key, n] : groups) {
+      const size_t tab = key.find('\t');
+      summary += (summary.empty() ? "" : "; ") + key.substr(0, tab) + " on " + std::to_string(n) + " switch" +
+                 (n == 1 ? "" : "es") + " (" + key.substr(tab + 1) + ")";
+    }
+    out["frr"] = summary;
+    out["frr_daemons"] = software;
+    return out;
   }
 
   void CollectLogs(RunRecorder& recorder) override { recorder.CopyFrrLogs(nx::LabPaths(plan_.name).root); }

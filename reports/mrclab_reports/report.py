@@ -204,7 +204,8 @@ def build(run):
               ("Backend", backend_text(run.result)),
               ("Started", f"{fmt_time(run.started, run.result.get('time_base', 'unix'))}, "
                           f"{fmt_seconds(run.result.get('seconds'), 1)}"),
-              ("Versions", ", ".join(f"{k} {v}" for k, v in (run.result.get("versions") or {}).items()))])
+              ("Versions", ", ".join(f"{k} {v}" for k, v in (run.result.get("versions") or {}).items()
+                                     if not isinstance(v, dict)))])
     s = doc.section("Verdict and SLOs")
     s.add(slo_table(run) if run.slos else Text("The scenario has no SLOs.", "note"))
     for f in failed:

@@ -67,7 +67,28 @@ def _cmdline(proc_dir):
         return b""
 
 
+CONTAINERS = Path("/var/lib/mrclab/containers")
+
+
+def podman(*args):
+    """podman on mrclab's own image and container store (emulator/netns/podman.h)."""
+    env = dict(os.environ, CONTAINERS_CONF=str(CONTAINERS / "containers.conf"))
+    return subprocess.run(["podman", "--root", str(CONTAINERS / "storage"), "--runroot", "/run/mrclab-podman",
+                           "--tmpdir", "/run/mrclab-podman/libpod", "--storage-driver", "overlay", *args],
+                          capture_output=True, text=True, env=env, timeout=60)
+
+
+def lab_containers(name):
+    """The containers (router-image switches) of a lab, running or not."""
+    if not (CONTAINERS / "storage").exists() or not Path("/usr/bin/podman").exists():
+        return []
+    out = podman("ps", "--all", "--filter", f"label=mrclab.lab={name}", "--format", "{{.Names}}").stdout
+    return out.split()
+
+
 def assert_nothing_left(name, pids=()):
+    containers = lab_containers(name)
+    assert not containers, f"containers left: {containers}"
     leftover_ns = sorted(ns for ns in namespaces() if ns.startswith(name + "-"))
     assert not leftover_ns, f"namespaces left: {leftover_ns}"
     assert not (STATE / name).exists(), f"state directory left: {STATE / name}"

@@ -198,6 +198,16 @@ def _spread_plot(judgements, title):
     return style.png(fig)
 
 
+def switch_software(v, role):
+    """What FRR the lab's switches ran, as its first conclusive run recorded it ("" if none did)."""
+    for s in v["scenarios"]:
+        for r in s["runs"].conclusive(role):
+            frr = (r.run.result.get("versions") or {}).get("frr")
+            if frr:
+                return f"; FRR {frr}"
+    return ""
+
+
 def document(v):
     b, c = v["baseline"], v["candidate"]
     worse = [(s, j) for s in v["scenarios"] for j in s["judgements"] if j.verdict == "worse"]
@@ -206,7 +216,8 @@ def document(v):
               "inconclusive": "Inconclusive: this machine was the bottleneck in too many runs"}[v["verdict"]]
     doc = Document(title=f"Validation: {c['name']} against {b['name']}", banner=banner,
                    banner_tone={"pass": "pass", "regression": "fail"}.get(v["verdict"], "inconclusive"),
-                   meta=[("Baseline", f"{b['name']} ({b['spec']})"), ("Candidate", f"{c['name']} ({c['spec']})"),
+                   meta=[("Baseline", f"{b['name']} ({b['spec']}{switch_software(v, 'baseline')})"),
+                         ("Candidate", f"{c['name']} ({c['spec']}{switch_software(v, 'candidate')})"),
                          ("Runs", f"{v['runs']} per lab and scenario, {v['max_runs']} where a figure looked worse "
                                   f"after those; interleaved, seeds from the scenario's"),
                          ("Test", f"one-sided Mann–Whitney U / Fisher exact at p ≤ alpha / K (alpha {v['alpha']} for "
