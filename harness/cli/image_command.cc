@@ -109,7 +109,8 @@ void AddImageCommand(CLI::App& app, int& exit_status) {
   auto* image = app.add_subcommand("image", "Router images: FRR versions a lab's switches can run as containers");
   image->require_subcommand(1);
   std::string suites;
-  for (const nx::RouterSuite& s : nx::RouterSuites()) suites += "  " + s.name + "  FRR " + s.frr + "\n";
+  for (const nx::RouterSuite& s : nx::RouterSuites())
+    suites += "  " + s.name + std::string(s.name.size() < 10 ? 10 - s.name.size() : 1, ' ') + "FRR " + s.frr + "\n";
   image->footer(
       "A lab file runs switches from an image instead of this machine's FRR:\n"
       "  images:\n"
@@ -142,7 +143,8 @@ void AddImageCommand(CLI::App& app, int& exit_status) {
   load->add_option("archive", a->archive, "Image archive (docker-archive or oci-archive)")->required();
   load->add_flag("--json", a->json_out, "Print the image as JSON");
   load->footer("The image needs FRR's daemons in /usr/lib/frr, /usr/bin/vtysh and /bin/sleep; frr-reload.py\n"
-               "(frr-pythontools) and python3 too for config_change faults.");
+               "(frr-pythontools) and python3 too for config_change faults. An image in the machine's own\n"
+               "podman: podman save -o my-router.tar IMAGE && mrclab image load my-router.tar");
   load->callback([a, &exit_status] { exit_status = Load(a->archive, a->json_out); });
 
   auto* rm = image->add_subcommand("rm", "Remove a router image from mrclab's store");

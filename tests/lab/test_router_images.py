@@ -3,7 +3,7 @@
 (this machine's 8.4, and 8.4 and 10.3 from images) deploys, verifies, records every daemon's
 version, and rides through a drill whose faults hit its container switches (switch down, bgpd
 restart, configuration changes on both FRR versions); it is destroyed without a trace, also
-after its deployer was SIGKILLed; a missing image and a configuration the image's FRR refuses
+after its deployer was SIGKILLed; one's own image archive (podman save) loads and is used; a missing image and a configuration the image's FRR refuses
 fail the deploy naming the lab file's field, and leave nothing behind (no container, namespace
 or link)."""
 import json
@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from conftest import (CONTAINERS, MRCLAB, assert_nothing_left, judged_drill, killed_at_exit, lab_containers, lab_file,
-                      mrclab, post_mortem, short_scenario, wait_for)
+                      mrclab, podman, post_mortem, short_scenario, wait_for)
 
 NAME = "t-img"
 # The spines from trixie (FRR 10.3), plane 1's leaves from bookworm (FRR 8.4), plane 0's leaves
@@ -115,6 +115,22 @@ def test_destroy_after_the_deployer_was_sigkilled_removes_its_containers(tmp_pat
     destroyed = json.loads(mrclab("destroy", NAME, "--json").stdout)
     assert destroyed["containers_removed"] >= 4, destroyed
     assert_nothing_left(NAME)
+
+
+def test_an_image_archive_of_ones_own_loads_and_is_used(tmp_path, images):
+    archive = tmp_path / "my-router.tar"
+    saved = podman("save", "--format", "oci-archive", "-o", str(archive), "localhost/mrclab/frr:trixie")
+    assert saved.returncode == 0, saved.stderr
+    loaded = json.loads(mrclab("image", "load", archive, "--json").stdout)
+    assert loaded["frr_version"] == "10.3", loaded
+    lab = lab_file(tmp_path, NAME)
+    lab.write_text(lab.read_text() + "images:\n  - {match: {node: p0-leaf0}, archive: my-router.tar}\n")
+    check = mrclab("deploy", lab, "--check").stdout
+    assert "1 switches from" in check and "(FRR 10.3)" in check, check
+    bad = tmp_path / "not-an-image.tar"
+    bad.write_text("nothing\n")
+    proc = mrclab("image", "load", bad, check=False)
+    assert proc.returncode == 2 and f"{bad}: podman cannot load it" in proc.stderr, proc.stderr
 
 
 def deploy_fails(lab):

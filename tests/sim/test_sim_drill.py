@@ -183,7 +183,7 @@ def test_check_refuses_what_only_an_emulated_lab_can_do(tmp_path, fault, kind):
     assert ok.returncode == 0 and "netns backend" in ok.stdout
 
 
-def test_check_refuses_lab_sysctls_and_frr_configs_it_cannot_model(tmp_path):
+def test_check_refuses_lab_sysctls_frr_configs_and_images_it_cannot_model(tmp_path):
     lab = tmp_path / "tuned.yaml"
     lab.write_text(LAB.read_text() + "sysctls:\n  - set: {net.ipv6.fib_multipath_hash_policy: 0}\n")
     path = scenario(tmp_path, "sim-tuned", [RIDE_THROUGH["link_down"]])
@@ -199,6 +199,12 @@ def test_check_refuses_lab_sysctls_and_frr_configs_it_cannot_model(tmp_path):
     assert proc.stderr.strip() == (f"mrclab: error: {lab}: frr_config: the switches' own FRR configuration is not "
                                    "modelled by the ns3 backend (it routes without FRR; it needs the emulated lab: "
                                    "--backend netns)")
+    # Nor switches from router images.
+    lab.write_text(LAB.read_text() + "images:\n  - {match: {role: spine}, image: mrclab/frr:trixie}\n")
+    proc = mrclab("drill", path, "--check", "--lab", lab)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (f"mrclab: error: {lab}: images[0].image: router images are not modelled by the ns3 "
+                                   "backend (it routes without FRR; they need the emulated lab: --backend netns)")
 
 
 def test_check_names_the_backend_and_refuses_a_deployed_lab_name(tmp_path):
