@@ -59,6 +59,8 @@ class NetnsBackend : public DrillBackend {
       nx::Deploy(plan_, d);
       deployed_ = true;
     }
+    // Read now: a lab the drill deployed is destroyed before result.json is written.
+    switch_software_ = nx::ReadLabJson(plan_.name).value("switch_software", json::object());
     injector_.emplace(plan_);
   }
 
@@ -162,8 +164,8 @@ class NetnsBackend : public DrillBackend {
     utsname u{};
     uname(&u);
     json out = {{"mrclab", MRCLAB_VERSION}, {"kernel", u.release}};
-    const json software = nx::ReadLabJson(plan_.name).value("switch_software", json::object());
-    if (software.empty()) {  // deployed by an mrclab that did not record it
+    const json& software = switch_software_;
+    if (software.empty()) {  // not prepared, or deployed by an mrclab that did not record it
       out["frr"] = FirstLine({nx::FrrDir() + "/zebra", "--version"});
       return out;
     }
@@ -194,6 +196,7 @@ class NetnsBackend : public DrillBackend {
   std::optional<nx::FaultInjector> injector_;
   std::unique_ptr<LabObserver> observer_;
   std::optional<RoutingSnapshot> baseline_;
+  json switch_software_ = json::object();  // what deploy recorded (lab.json), read by Prepare
 };
 
 // Where a netns drill's lab comes from: a lab file (its text, read strictly) or a deployed lab.

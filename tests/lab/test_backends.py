@@ -3,9 +3,8 @@ verdict per transport and per fault (MRC rides through a blackholed spine link, 
 pinned path does not), through the same run directory, and `mrclab compare` puts the two runs
 side by side."""
 import json
-from pathlib import Path
 
-from conftest import ROOT, judged_drill, lab_file, mrclab
+from conftest import judged_drill, lab_file, mrclab
 
 
 def scenario(tmp_path, lab):

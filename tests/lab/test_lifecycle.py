@@ -8,7 +8,7 @@ import textwrap
 from pathlib import Path
 
 from conftest import (MRCLAB, STATE, alive, assert_nothing_left, inspect, journal_pids, lab_file,
-                      mrclab, namespaces, wait_bgp_established, wait_for)
+                      mrclab, wait_bgp_established, wait_for)
 
 
 def usid_counter(netns, locator):
