@@ -18,6 +18,7 @@ std::string_view ToString(EvReason r) {
     case EvReason::kLoss: return "loss";
     case EvReason::kTimeout: return "timeout";
     case EvReason::kProbesSucceeded: return "probes_succeeded";
+    case EvReason::kSpuriousLoss: return "spurious_loss";
     case EvReason::kController: return "controller";
     case EvReason::kPlaneDisabled: return "plane_disabled";
     case EvReason::kPlaneEnabled: return "plane_enabled";
@@ -71,6 +72,7 @@ void EvTable::Transition(size_t i, EvState to, EvReason reason, Timestamp now) {
   if (from == EvState::kAssumedBad) --assumed_bad_;
   if (to == EvState::kAssumedBad) ++assumed_bad_;
   e.state = to;
+  e.reason = reason;
   e.consecutive_losses = 0;
   e.probe_successes = 0;
   e.next_probe_at = now;
@@ -105,6 +107,17 @@ bool EvTable::OnLoss(size_t i, Timestamp now, bool timeout, Duration penalty) {
     Transition(i, EvState::kAssumedBad, timeout ? EvReason::kTimeout : EvReason::kLoss, now);
     return true;
   }
+  return false;
+}
+
+bool EvTable::OnSpuriousLoss(size_t i, Timestamp now) {
+  Entry& e = entries_[i];
+  ++e.counters.spurious_losses;
+  if (e.state == EvState::kAssumedBad && e.reason == EvReason::kLoss) {
+    Transition(i, EvState::kGood, EvReason::kSpuriousLoss, now);
+    return true;
+  }
+  if (e.consecutive_losses > 0 && --e.consecutive_losses == 0) e.penalized_until = now;
   return false;
 }
 

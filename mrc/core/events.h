@@ -13,7 +13,10 @@
 namespace mrclab::mrc {
 
 enum class EvState : uint8_t { kGood, kAssumedBad, kDenied };
-enum class EvReason : uint8_t { kLoss, kTimeout, kProbesSucceeded, kController, kPlaneDisabled, kPlaneEnabled };
+enum class EvReason : uint8_t {
+  kLoss, kTimeout, kProbesSucceeded, kController, kPlaneDisabled, kPlaneEnabled,
+  kSpuriousLoss,  // the loss that made it ASSUMED_BAD was not one: the original was delivered
+};
 enum class QpState : uint8_t { kReset, kReadyToSend, kError };
 
 std::string_view ToString(EvState s);

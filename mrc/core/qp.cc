@@ -182,7 +182,11 @@ Duration Qp::Penalty() const {
 }
 
 Duration Qp::ReorderWindow() const {
-  return Max(config_.reorder_window_min, rtt_.min_rtt().Scaled(config_.reorder_window_rtt_fraction));
+  const Duration base = rtt_.min_rtt().Scaled(config_.reorder_window_rtt_fraction);
+  Duration window = base;
+  if (reorder_multiplier_ > 1)
+    window = Max(base, Min(base * reorder_multiplier_, rtt_.srtt().Scaled(config_.reorder_window_max_srtts)));
+  return Max(config_.reorder_window_min, window);
 }
 
 void Qp::EnterError(WcStatus status, std::string_view reason, Timestamp now) {

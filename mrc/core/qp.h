@@ -49,7 +49,12 @@ struct QpConfig {
   uint32_t max_retransmissions = 15;   // MRC: per packet; one more loss is a QP error
   Duration rc_ack_timeout = Duration::Milliseconds(1);  // RC: fixed local ACK timeout
   uint32_t rc_retry_count = 7;         // RC: consecutive timeouts before QP error
-  double reorder_window_rtt_fraction = 0.25;  // MRC loss detection slack, x min RTT
+  // MRC loss detection slack: this x min RTT, at least reorder_window_min. Sprayed paths differ
+  // by queueing: at 1,024 hosts an all-to-all's packets arrive up to about an RTT apart (0.25,
+  // TCP RACK's start, made 3% of them look lost). Each round trip that proves a loss spurious
+  // widens it by one more of these, up to reorder_window_max_srtts x SRTT (RFC 8985 §6.2).
+  double reorder_window_rtt_fraction = 1.0;
+  double reorder_window_max_srtts = 3.0;
   Duration reorder_window_min = Duration::Microseconds(2);
   uint32_t mtu = 1024;                 // payload bytes per packet
   uint32_t max_outstanding_packets = 4096;  // PSN span in flight; <= receive_window_packets
@@ -80,6 +85,8 @@ struct QpStats {
   uint64_t data_packets_sent = 0, retransmissions = 0, acks_sent = 0, acks_received = 0;
   uint64_t naks_sent = 0, naks_received = 0, probes_sent = 0, probe_replies_sent = 0;
   uint64_t rto_fired = 0, rack_losses = 0, data_packets_received = 0, duplicates_received = 0;
+  uint64_t spurious_losses = 0;  // declared lost, then its first transmission was acknowledged
+  uint64_t duplicate_acks_received = 0;  // the responder got a packet twice (D-SACK)
   uint64_t out_of_window = 0, access_errors = 0, bytes_acked = 0, bytes_placed = 0;
   uint64_t send_completions = 0, recv_completions = 0;
 };
@@ -151,6 +158,9 @@ class Qp {
     uint16_t transmissions;
     PacketState state;
     bool first, last;
+    // MRC: its latest loss was counted against EV lost_ev (and the window) and may prove false.
+    bool loss_counted = false;
+    uint16_t lost_ev = 0;
   };
   struct TxLogEntry {  // one per transmission, in sending order
     uint64_t psn;
@@ -164,6 +174,7 @@ class Qp {
     uint64_t trigger_psn = 0;
     int ev_index = -1;
     bool ecn = false;
+    bool duplicate = false;   // the trigger was a copy already received
     AethCode code = AethCode::kAck;
   };
   struct ProbeReply {
@@ -184,6 +195,8 @@ class Qp {
   bool AckPacket(uint64_t psn, Timestamp now);
   void MarkLost(uint64_t psn, Timestamp now, bool timeout, bool ev_feedback);
   void MarkEvInFlightLost(size_t ev_index, Timestamp now);
+  void OnSpuriousLoss(size_t ev_index, Timestamp now);
+  void WidenReorderWindow(Timestamp now);
   void DetectLosses(Timestamp now);
   void OnRetransmissionTimeout(Timestamp now);
   void CleanTxLog();
@@ -197,7 +210,8 @@ class Qp {
   void OnDataMrc(Timestamp now, const Packet& p, uint64_t psn, int ev_index);
   void OnDataRc(Timestamp now, const Packet& p, uint64_t psn);
   void DeliverRecvCompletion(uint32_t length, std::optional<uint32_t> immediate);
-  void ScheduleAck(Timestamp now, uint64_t trigger_psn, int ev_index, bool ecn, bool immediate);
+  void ScheduleAck(Timestamp now, uint64_t trigger_psn, int ev_index, bool ecn, bool immediate,
+                   bool duplicate = false);
   size_t EncodeAck(std::span<uint8_t> out, uint16_t* ev, Timestamp now);
   void OnProbe(Timestamp now, const Packet& p);
 
@@ -236,6 +250,12 @@ class Qp {
   uint64_t rack_tx_seq_ = 0;  // latest-sent transmission known delivered
   Duration rack_rtt_;
   Timestamp rack_timer_ = Timestamp::Infinite();
+  // RFC 8985 §6.2: the reorder window grows by one base window per round trip that proved a
+  // loss spurious (up to SRTT) and returns to the base after 16 loss episodes without one.
+  uint32_t reorder_multiplier_ = 1;
+  uint32_t reorder_persist_ = 0;
+  Timestamp reorder_widened_at_;
+  Timestamp loss_episode_at_;
   uint32_t rc_retries_ = 0;
 
   // Responder state.

@@ -150,6 +150,18 @@ void Qp::OnAck(Timestamp now, const Packet& p) {
     }
   }
 
+  if (is_mrc() && p.mrceth && (p.mrceth->flags & Mrceth::kDuplicate)) {
+    // The echoed packet arrived twice: one of its transmissions was needless (RFC 8985's D-SACK
+    // case). If a loss was counted for it, that loss was not one.
+    ++stats_.duplicate_acks_received;
+    SentPacket* sp = in_window(sample_psn) ? &Sent(sample_psn) : nullptr;
+    if (sp && sp->loss_counted) {
+      sp->loss_counted = false;
+      OnSpuriousLoss(sp->lost_ev, now);
+    } else {
+      WidenReorderWindow(now);
+    }
+  }
   const uint64_t acked_before = stats_.bytes_acked;
   for (uint64_t psn = sent_base_psn_; psn < cum_end; ++psn) AckPacket(psn, now);
   if (p.sack) {
@@ -186,6 +198,11 @@ void Qp::OnAck(Timestamp now, const Packet& p) {
 bool Qp::AckPacket(uint64_t psn, Timestamp now) {
   SentPacket& sp = Sent(psn);
   if (sp.state == PacketState::kAcked) return false;
+  // An acknowledgement of a packet declared lost is its first transmission's when the packet
+  // was not sent again yet, or was resent less than a minimum RTT ago: the loss was reordering.
+  if (sp.loss_counted && (sp.state == PacketState::kLost || now - sp.sent_at < rtt_.min_rtt()))
+    OnSpuriousLoss(sp.lost_ev, now);
+  sp.loss_counted = false;
   if (sp.state == PacketState::kInFlight) in_flight_ -= Bytes{sp.length};
   else retransmit_.erase(psn);
   sp.state = PacketState::kAcked;
@@ -210,6 +227,8 @@ void Qp::MarkLost(uint64_t psn, Timestamp now, bool timeout, bool ev_feedback) {
     return;
   }
   if (is_mrc() && ev_feedback) {
+    sp.loss_counted = true;
+    sp.lost_ev = sp.ev_index;
     if (evs_.OnLoss(sp.ev_index, now, timeout, Penalty())) MarkEvInFlightLost(sp.ev_index, now);
   }
   if (ev_feedback) cc_->OnLoss(now, rtt_.srtt());
@@ -220,6 +239,20 @@ void Qp::MarkEvInFlightLost(size_t ev_index, Timestamp now) {
     const SentPacket& sp = Sent(psn);
     if (sp.state == PacketState::kInFlight && sp.ev_index == ev_index) MarkLost(psn, now, false, false);
   }
+}
+
+void Qp::OnSpuriousLoss(size_t ev_index, Timestamp now) {
+  ++stats_.spurious_losses;
+  evs_.OnSpuriousLoss(ev_index, now);
+  WidenReorderWindow(now);
+}
+
+void Qp::WidenReorderWindow(Timestamp now) {
+  if (reorder_multiplier_ == 1 || now >= reorder_widened_at_ + rtt_.srtt()) {
+    reorder_multiplier_ = std::min<uint32_t>(reorder_multiplier_ + 1, 64);
+    reorder_widened_at_ = now;
+  }
+  reorder_persist_ = 16;
 }
 
 void Qp::DetectLosses(Timestamp now) {
@@ -240,6 +273,10 @@ void Qp::DetectLosses(Timestamp now) {
     }
     tx_log_.pop_front();
     ++stats_.rack_losses;
+    if (now >= loss_episode_at_ + rtt_.srtt()) {  // a new loss episode
+      loss_episode_at_ = now;
+      if (reorder_persist_ > 0 && --reorder_persist_ == 0) reorder_multiplier_ = 1;
+    }
     MarkLost(e.psn, now, false, true);
   }
 }

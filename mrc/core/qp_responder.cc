@@ -32,7 +32,7 @@ void Qp::OnData(Timestamp now, const Packet& p, bool ecn_ce) {
 void Qp::OnDataMrc(Timestamp now, const Packet& p, uint64_t psn, int ev_index) {
   if (rx_->Received(psn)) {
     ++stats_.duplicates_received;
-    ScheduleAck(now, psn, ev_index, false, true);
+    ScheduleAck(now, psn, ev_index, false, true, true);
     return;
   }
   if (psn - rx_->cumulative() >= rx_->window()) {
@@ -136,10 +136,18 @@ void Qp::DeliverRecvCompletion(uint32_t length, std::optional<uint32_t> immediat
   ++stats_.recv_completions;
 }
 
-void Qp::ScheduleAck(Timestamp now, uint64_t trigger_psn, int ev_index, bool ecn, bool immediate) {
+void Qp::ScheduleAck(Timestamp now, uint64_t trigger_psn, int ev_index, bool ecn, bool immediate,
+                     bool duplicate) {
+  // An ACK echoes one arrival. The first copy received twice since the last ACK is echoed in
+  // preference to later arrivals (they are acknowledged by the SACK all the same): it is the
+  // requester's proof that a loss it declared was spurious, and retransmissions go out in PSN
+  // order, the packets declared lost first.
+  if (!(ack_.pending && ack_.duplicate)) {
+    ack_.trigger_psn = trigger_psn;
+    ack_.ev_index = ev_index;
+    ack_.duplicate = duplicate;
+  }
   ack_.pending = true;
-  ack_.trigger_psn = trigger_psn;
-  ack_.ev_index = ev_index;
   ack_.ecn |= ecn;
   if (immediate) ack_.immediate = true;
   else if (ack_.deadline.IsInfinite()) ack_.deadline = now + config_.ack_delay;
@@ -162,7 +170,9 @@ size_t Qp::EncodeAck(std::span<uint8_t> out, uint16_t* ev, Timestamp now) {
   p.credit_limit = recv_posted_total_;
   if (is_mrc()) {
     p.bth.opcode = Opcode::kMrcAck;
-    p.mrceth = Mrceth{evs_.at(ev_index).desc.id, static_cast<uint8_t>(ack_.ecn ? Mrceth::kEcnEcho : 0)};
+    const bool duplicate = ack_.pending && ack_.duplicate;
+    p.mrceth = Mrceth{evs_.at(ev_index).desc.id,
+                      static_cast<uint8_t>((ack_.ecn ? Mrceth::kEcnEcho : 0) | (duplicate ? Mrceth::kDuplicate : 0))};
     // Credit-only ACKs echo an already acknowledged PSN, so they yield no RTT sample.
     const uint64_t trigger = ack_.pending ? ack_.trigger_psn : expected - 1;
     const uint64_t base = trigger > expected + 63 ? trigger - 63 : expected;

@@ -80,6 +80,8 @@ struct Bth {
 struct Mrceth {
   static constexpr uint8_t kRetransmit = 0x01;  // data: this is a retransmission
   static constexpr uint8_t kEcnEcho = 0x02;     // ack: a packet acknowledged here was CE-marked
+  static constexpr uint8_t kDuplicate = 0x04;   // ack: triggered by a copy of echo_psn that had
+                                                //   already arrived (as TCP's D-SACK)
   static constexpr uint8_t kVersion = 1;
   uint16_t ev = 0;  // data/probe: EV sent on; ack: EV the acknowledged packet arrived on
   uint8_t flags = 0;

@@ -1,0 +1,99 @@
+// Reordering that is not loss: one EV much slower than the others, no packet dropped. MRC must
+// find out that the losses it declared there were spurious (the first transmission was
+// acknowledged after all, or the responder saw a packet twice), take them back (the EV returns
+// to GOOD at once) and widen its reorder window until the slow EV no longer looks lossy.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "mrc/loop/loop_pair_testing.h"
+
+namespace mrclab::mrc {
+namespace {
+
+using testing::LoopPair;
+using testing::SmallConfig;
+
+constexpr uint16_t kSlowEv = 3;
+
+// 8 EVs with a 5 us one-way delay each, except kSlowEv's 20 us (both directions: its ACKs
+// come back on it too): an RTT of 40 us against 10 us, far beyond a window of one minimum RTT.
+void MakeOneEvSlow(LoopPair& pair) {
+  for (uint16_t ev = 0; ev < 8; ++ev)
+    for (int h : {0, 1})
+      pair.net().Path(h, ev).delay = Duration::Microseconds(ev == kSlowEv ? 20 : 5);
+}
+
+struct Rounds {
+  uint64_t first_losses, second_losses;
+};
+
+// Two rounds of writes; returns the losses declared in each.
+Rounds RunTwoRounds(LoopPair& pair) {
+  pair.PostWrites(20, 16 * 1024, false);
+  EXPECT_TRUE(pair.RunToCompletion());
+  const uint64_t first = pair.qa().stats().rack_losses;
+  pair.PostWrites(20, 16 * 1024, false, 20 * 16 * 1024);
+  EXPECT_TRUE(pair.RunToCompletion());
+  pair.ExpectAllSucceeded();
+  pair.ExpectBytesDelivered();
+  return {first, pair.qa().stats().rack_losses - first};
+}
+
+TEST(LoopSpuriousLossTest, ASlowEvIsLearnedNotMarkedBad) {
+  LoopPair pair(SmallConfig(TransportMode::kMrc, 8));
+  MakeOneEvSlow(pair);
+  const Rounds r = RunTwoRounds(pair);
+  const QpStats& s = pair.qa().stats();
+
+  // The first round declares losses on the slow EV and proves them spurious...
+  EXPECT_GT(r.first_losses, 0u);
+  EXPECT_GT(s.spurious_losses, 0u);
+  EXPECT_EQ(s.rto_fired, 0u);
+  // ...the second, with the window widened, declares none.
+  EXPECT_EQ(r.second_losses, 0u) << "first round: " << r.first_losses;
+  // Every spurious loss was counted against the slow EV and taken back.
+  const EvStatus slow = pair.qa().ListEvs()[kSlowEv];
+  EXPECT_EQ(slow.counters.spurious_losses, s.spurious_losses);
+  EXPECT_EQ(slow.state, EvState::kGood);
+  // Whenever those losses made the EV ASSUMED_BAD, the proof brought it back at once.
+  int undone = 0;
+  for (const auto& e : pair.events_a())
+    if (auto* c = std::get_if<EvStateChanged>(&e); c && c->reason == EvReason::kSpuriousLoss) ++undone;
+  EXPECT_EQ(undone, pair.CountEvTransitions(slow.id, EvState::kAssumedBad));
+  // The responder flags the copies it received twice (D-SACK).
+  if (pair.qb().stats().duplicates_received > 0) EXPECT_GT(s.duplicate_acks_received, 0u);
+}
+
+TEST(LoopSpuriousLossTest, WithoutWideningTheSlowEvKeepsLookingLossy) {
+  QpConfig config = SmallConfig(TransportMode::kMrc, 8);
+  config.reorder_window_max_srtts = 0;  // the window never grows beyond one minimum RTT
+  LoopPair pair(config);
+  MakeOneEvSlow(pair);
+  const Rounds r = RunTwoRounds(pair);
+  EXPECT_GT(r.second_losses, 0u);
+}
+
+// (Packets swept off an EV that went ASSUMED_BAD may arrive twice here; only counted losses
+// are ever taken back.)
+TEST(LoopSpuriousLossTest, RealLossIsNotTakenBack) {
+  LoopPair pair(SmallConfig(TransportMode::kMrc, 8));
+  // Every fifth first transmission of a data packet is dropped: real losses, never spurious.
+  auto data = std::make_shared<uint64_t>(0);
+  for (uint16_t ev = 0; ev < 8; ++ev)
+    pair.net().Path(0, ev).drop = [=](const DropContext& c) {
+      const auto p = Decode(c.bytes);
+      if (!p || !p->mdeth || (p->mrceth && (p->mrceth->flags & Mrceth::kRetransmit))) return false;
+      return ++*data % 5 == 0;
+    };
+  pair.PostWrites(20, 16 * 1024, false);
+  ASSERT_TRUE(pair.RunToCompletion());
+  pair.ExpectAllSucceeded();
+  pair.ExpectBytesDelivered();
+  EXPECT_GT(pair.qa().stats().retransmissions, 0u);
+  EXPECT_GT(pair.qa().stats().rack_losses, 0u);
+  EXPECT_EQ(pair.qa().stats().spurious_losses, 0u);
+}
+
+}  // namespace
+}  // namespace mrclab::mrc
