@@ -195,6 +195,7 @@ class Qp {
   bool AckPacket(uint64_t psn, Timestamp now);
   void MarkLost(uint64_t psn, Timestamp now, bool timeout, bool ev_feedback);
   void MarkEvInFlightLost(size_t ev_index, Timestamp now);
+  bool OriginalLossCounted(const SentPacket& sp) const;
   void OnSpuriousLoss(size_t ev_index, Timestamp now);
   void WidenReorderWindow(Timestamp now);
   void DetectLosses(Timestamp now);

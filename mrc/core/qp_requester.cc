@@ -150,15 +150,19 @@ void Qp::OnAck(Timestamp now, const Packet& p) {
     }
   }
 
-  if (is_mrc() && p.mrceth && (p.mrceth->flags & Mrceth::kDuplicate)) {
-    // The echoed packet arrived twice: one of its transmissions was needless (RFC 8985's D-SACK
-    // case). If a loss was counted for it, that loss was not one.
-    ++stats_.duplicate_acks_received;
+  if (is_mrc() && p.mrceth) {
+    // Proof that a loss counted for the echoed packet was false: the responder got it twice
+    // (RFC 8985's D-SACK case), or this ACK echoes its arrival on the EV it was declared lost
+    // on while its one resend went elsewhere. (Timing cannot prove it: a resend on an idle
+    // path returns sooner than any RTT sampled under load.)
+    const bool duplicate = p.mrceth->flags & Mrceth::kDuplicate;
+    if (duplicate) ++stats_.duplicate_acks_received;
     SentPacket* sp = in_window(sample_psn) ? &Sent(sample_psn) : nullptr;
-    if (sp && sp->loss_counted) {
+    const bool echoed_on_lost_ev = sp && evs_.IndexOf(p.mrceth->ev) == sp->lost_ev && sp->ev_index != sp->lost_ev;
+    if (sp && sp->state != PacketState::kLost && OriginalLossCounted(*sp) && (duplicate || echoed_on_lost_ev)) {
       sp->loss_counted = false;
       OnSpuriousLoss(sp->lost_ev, now);
-    } else {
+    } else if (duplicate) {
       WidenReorderWindow(now);
     }
   }
@@ -198,11 +202,11 @@ void Qp::OnAck(Timestamp now, const Packet& p) {
 bool Qp::AckPacket(uint64_t psn, Timestamp now) {
   SentPacket& sp = Sent(psn);
   if (sp.state == PacketState::kAcked) return false;
-  // An acknowledgement of a packet declared lost is its first transmission's when the packet
-  // was not sent again yet, or was resent less than a minimum RTT ago: the loss was reordering.
-  if (sp.loss_counted && (sp.state == PacketState::kLost || now - sp.sent_at < rtt_.min_rtt()))
+  // Acknowledged while declared lost and not yet resent: the one copy arrived after all.
+  if (sp.state == PacketState::kLost && OriginalLossCounted(sp)) {
+    sp.loss_counted = false;
     OnSpuriousLoss(sp.lost_ev, now);
-  sp.loss_counted = false;
+  }
   if (sp.state == PacketState::kInFlight) in_flight_ -= Bytes{sp.length};
   else retransmit_.erase(psn);
   sp.state = PacketState::kAcked;
@@ -226,8 +230,8 @@ void Qp::MarkLost(uint64_t psn, Timestamp now, bool timeout, bool ev_feedback) {
     EnterError(WcStatus::kRetryExceeded, "retransmission limit exceeded", now);
     return;
   }
-  if (is_mrc() && ev_feedback) {
-    sp.loss_counted = true;
+  sp.loss_counted = is_mrc() && ev_feedback;
+  if (sp.loss_counted) {
     sp.lost_ev = sp.ev_index;
     if (evs_.OnLoss(sp.ev_index, now, timeout, Penalty())) MarkEvInFlightLost(sp.ev_index, now);
   }
@@ -239,6 +243,15 @@ void Qp::MarkEvInFlightLost(size_t ev_index, Timestamp now) {
     const SentPacket& sp = Sent(psn);
     if (sp.state == PacketState::kInFlight && sp.ev_index == ev_index) MarkLost(psn, now, false, false);
   }
+}
+
+// Whether the loss counted for this packet is the one a delivered copy can prove false: the
+// copy declared lost was resent at most once since (with more copies out, the one that arrived
+// may have been any of them). Declared lost and not resent: one transmission; otherwise two,
+// and an acknowledged packet keeps its count until a D-SACK (both copies arrived) or the window
+// moves on.
+bool Qp::OriginalLossCounted(const SentPacket& sp) const {
+  return sp.loss_counted && sp.transmissions == (sp.state == PacketState::kLost ? 1 : 2);
 }
 
 void Qp::OnSpuriousLoss(size_t ev_index, Timestamp now) {

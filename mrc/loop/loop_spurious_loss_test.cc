@@ -74,6 +74,20 @@ TEST(LoopSpuriousLossTest, WithoutWideningTheSlowEvKeepsLookingLossy) {
   EXPECT_GT(r.second_losses, 0u);
 }
 
+TEST(LoopSpuriousLossTest, ADeadEvBesideASlowOneIsNeverTakenBack) {
+  LoopPair pair(SmallConfig(TransportMode::kMrc, 8));
+  MakeOneEvSlow(pair);
+  constexpr uint16_t kDeadEv = 2;
+  for (int h : {0, 1}) pair.net().Path(h, kDeadEv).drop = [](const DropContext&) { return true; };
+  RunTwoRounds(pair);
+  EXPECT_GT(pair.qa().stats().spurious_losses, 0u);  // the slow EV's
+  for (const auto& e : pair.events_a())
+    if (auto* c = std::get_if<EvStateChanged>(&e); c && c->ev == kDeadEv)
+      EXPECT_NE(c->reason, EvReason::kSpuriousLoss) << "the dead EV was taken back at " << c->at.nanoseconds();
+  EXPECT_EQ(pair.qa().ListEvs()[kDeadEv].state, EvState::kAssumedBad);
+  EXPECT_EQ(pair.qa().ListEvs()[kDeadEv].counters.spurious_losses, 0u);
+}
+
 // (Packets swept off an EV that went ASSUMED_BAD may arrive twice here; only counted losses
 // are ever taken back.)
 TEST(LoopSpuriousLossTest, RealLossIsNotTakenBack) {
