@@ -51,7 +51,7 @@ struct EvPolicyConfig {
 struct EvCounters {
   uint64_t tx_data = 0, tx_retransmits = 0, tx_acks = 0, tx_probes = 0, rx_packets = 0;
   uint64_t losses = 0, timeouts = 0, probe_replies = 0;
-  uint64_t spurious_losses = 0;  // losses taken back: the packet's first transmission arrived
+  uint64_t spurious_losses = 0;  // losses taken back: the copy declared lost arrived
 };
 
 struct EvStatus {
@@ -98,8 +98,8 @@ class EvTable {
                    Duration penalty);
   // Returns true when this loss moved the EV to ASSUMED_BAD.
   bool OnLoss(size_t i, Timestamp now, bool timeout, Duration penalty);
-  // A loss counted by OnLoss was not one (the packet's first transmission was delivered after
-  // all): takes it back, lifts the EV's penalty once no counted loss is left, and returns an EV
+  // A loss counted by OnLoss was not one (the copy declared lost was delivered after all):
+  // takes it back, lifts the EV's penalty once no counted loss is left, and returns an EV
   // that this kind of loss made ASSUMED_BAD to GOOD at once. True when the EV changed state.
   bool OnSpuriousLoss(size_t i, Timestamp now);
   void OnProbeReply(size_t i, Timestamp now);

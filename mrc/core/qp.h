@@ -85,7 +85,7 @@ struct QpStats {
   uint64_t data_packets_sent = 0, retransmissions = 0, acks_sent = 0, acks_received = 0;
   uint64_t naks_sent = 0, naks_received = 0, probes_sent = 0, probe_replies_sent = 0;
   uint64_t rto_fired = 0, rack_losses = 0, data_packets_received = 0, duplicates_received = 0;
-  uint64_t spurious_losses = 0;  // declared lost, then its first transmission was acknowledged
+  uint64_t spurious_losses = 0;  // declared lost, then proven delivered (mrc/README.md)
   uint64_t duplicate_acks_received = 0;  // the responder got a packet twice (D-SACK)
   uint64_t out_of_window = 0, access_errors = 0, bytes_acked = 0, bytes_placed = 0;
   uint64_t send_completions = 0, recv_completions = 0;
@@ -252,7 +252,8 @@ class Qp {
   Duration rack_rtt_;
   Timestamp rack_timer_ = Timestamp::Infinite();
   // RFC 8985 §6.2: the reorder window grows by one base window per round trip that proved a
-  // loss spurious (up to SRTT) and returns to the base after 16 loss episodes without one.
+  // loss spurious (up to reorder_window_max_srtts x SRTT) and returns to the base after 16 loss
+  // episodes (RACK losses an SRTT apart) without one.
   uint32_t reorder_multiplier_ = 1;
   uint32_t reorder_persist_ = 0;
   Timestamp reorder_widened_at_;
