@@ -107,7 +107,7 @@ class Parser {
 
     LabSpec spec;
     spec.source = source_;
-    auto keys = MapEntries(root, "", {"name", "clos", "routing", "link_rate", "link_delay", "mtu", "bfd_interval", "nodes", "links", "sysctls", "frr_config", "images"});
+    auto keys = MapEntries(root, "", {"name", "clos", "routing", "link_rate", "link_delay", "mtu", "bfd_interval", "nodes", "links", "sysctls", "frr_config", "images", "runtimes"});
 
     if (!keys.count("name")) Fail("name", "required");
     spec.name = Scalar(keys["name"], "name");
@@ -184,6 +184,7 @@ class Parser {
     if (keys.count("sysctls")) ParseSysctls(keys["sysctls"], spec);
     if (keys.count("frr_config")) ParseFrrConfigs(keys["frr_config"], spec);
     if (keys.count("images")) ParseImages(keys["images"], spec);
+    if (keys.count("runtimes")) ParseRuntimes(keys["runtimes"], spec);
     return spec;
   }
 
@@ -386,6 +387,44 @@ class Parser {
           Fail(c.field, "'" + given + "': no such file (" + c.reference + ")");
       }
       spec.images.push_back(std::move(c));
+    }
+  }
+
+  // runtimes: [{match: {node|kind: host}, runtime: vm|netns, memory: 256MiB, cpus: 1}, ...]
+  void ParseRuntimes(const YAML::Node& n, LabSpec& spec) {
+    if (!n.IsSequence()) Fail("runtimes", std::string("expected a list of {match, runtime, memory, cpus}, got ") + KindText(n));
+    for (size_t i = 0; i < n.size(); ++i) {
+      RuntimeSpec r;
+      r.field = "runtimes[" + std::to_string(i) + "]";
+      if (!n[i].IsMap()) Fail(r.field, std::string("expected a mapping with match and runtime, got ") + KindText(n[i]));
+      auto keys = MapEntries(n[i], r.field, {"match", "runtime", "memory", "cpus"});
+      if (keys.count("match")) r.match = ParseMatch(keys["match"], r.field + ".match");
+      if (r.match.kind == NodeKind::kSwitch || r.match.role || r.match.plane)
+        Fail(r.field + ".match", "only hosts have a runtime (switches run FRR: images: for containers)");
+      if (!keys.count("runtime")) Fail(r.field + ".runtime", "missing: vm (a VM with its own kernel) or netns");
+      const std::string runtime = Scalar(keys["runtime"], r.field + ".runtime");
+      if (runtime != "vm" && runtime != "netns") Fail(r.field + ".runtime", "'" + runtime + "' must be vm or netns");
+      r.vm = runtime == "vm";
+      if (!r.vm && (keys.count("memory") || keys.count("cpus")))
+        Fail(r.field, "memory and cpus are for runtime: vm");
+      if (keys.count("memory")) {
+        const std::string text = Scalar(keys["memory"], r.field + ".memory");
+        static const std::regex kMemory(R"(([0-9]{1,6})\s*(MiB|GiB))");
+        std::smatch m;
+        if (!std::regex_match(text, m, kMemory)) Fail(r.field + ".memory", "'" + text + "' is not a size like 256MiB or 1GiB");
+        const uint64_t mib = std::stoull(m[1]) * (m[2] == "GiB" ? 1024 : 1);
+        if (mib < kMinVmMemoryMib || mib > kMaxVmMemoryMib)
+          Fail(r.field + ".memory", "'" + text + "' must be from " + std::to_string(kMinVmMemoryMib) + "MiB to " +
+                                        std::to_string(kMaxVmMemoryMib / 1024) + "GiB");
+        r.memory_mib = static_cast<uint32_t>(mib);
+      }
+      if (keys.count("cpus")) {
+        const YAML::Node& v = keys["cpus"];
+        auto cpus = v.IsScalar() ? Integer(v.Scalar(), kMaxVmCpus) : std::nullopt;
+        if (!cpus || *cpus < 1) Fail(r.field + ".cpus", "must be an integer from 1 to " + std::to_string(kMaxVmCpus));
+        r.cpus = static_cast<uint32_t>(*cpus);
+      }
+      spec.runtimes.push_back(std::move(r));
     }
   }
 

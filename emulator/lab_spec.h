@@ -94,6 +94,19 @@ struct ImageSpec {
   bool is_archive = false;
 };
 
+// Hosts that run as small VMs with their own kernel (`runtimes:`, runtime: vm) instead of as a
+// network namespace: real RDMA endpoints with the kernel's RoCEv2 (rdma_rxe), booted by qemu
+// from mrclab's guest image (emulator/netns/vm_hosts.h). A later entry wins for a host two match;
+// runtime: netns takes hosts an earlier entry made VMs back.
+struct RuntimeSpec {
+  std::string field;                    // "runtimes[0]"
+  NodeMatch match;
+  bool vm = false;                      // runtime: vm | netns
+  uint32_t memory_mib = 256;            // memory: 256MiB (VMs only)
+  uint32_t cpus = 1;                    // cpus: 1 (VMs only)
+};
+inline constexpr uint32_t kMinVmMemoryMib = 128, kMaxVmMemoryMib = 16384, kMaxVmCpus = 16;
+
 // A link's MTU (bytes of IPv6 packet): the default, and the range a lab may set with `mtu:`.
 inline constexpr uint32_t kDefaultLinkMtu = 1500, kMinLinkMtu = 1280, kMaxLinkMtu = 9216;
 
@@ -115,6 +128,7 @@ struct LabSpec {
   std::vector<SysctlSpec> sysctls;
   std::vector<FrrConfigSpec> frr_configs;
   std::vector<ImageSpec> images;
+  std::vector<RuntimeSpec> runtimes;
 };
 
 LabSpec ParseLabFile(const std::string& path);

@@ -326,6 +326,7 @@ nlohmann::json ResolvedLab::ToJson() const {
       for (const ResolvedNode::Sysctl& s : n.sysctls) sysctls[s.key] = s.value;
       jn["sysctls"] = sysctls;
     }
+    if (n.vm) jn["runtime"] = {{"vm", {{"memory_mib", n.vm->memory_mib}, {"cpus", n.vm->cpus}}}};
     if (n.image) jn["image"] = {{n.image->is_archive ? "archive" : "image", n.image->reference}};
     if (n.frr_config) jn["frr_config"] = {{n.frr_config->is_template ? "template" : "file", n.frr_config->path}};
     node_list.push_back(jn);
@@ -413,6 +414,19 @@ void AttachImages(const LabSpec& spec, ResolvedLab& lab) {
     }
     const std::string entry = c.field.substr(0, c.field.find('.'));
     if (!any) throw LabError(spec.source, entry + ".match", "matches no switch of the lab");
+  }
+}
+
+// The lab file's runtimes onto the hosts they match (a later entry wins).
+void AttachRuntimes(const LabSpec& spec, ResolvedLab& lab) {
+  for (const RuntimeSpec& r : spec.runtimes) {
+    bool any = false;
+    for (ResolvedNode& n : lab.nodes) {
+      if (n.kind != NodeKind::kHost || !Matches(r.match, n)) continue;
+      any = true;
+      n.vm = r.vm ? std::optional(ResolvedNode::Vm{r.memory_mib, r.cpus, r.field}) : std::nullopt;
+    }
+    if (!any) throw LabError(spec.source, r.field + ".match", "matches no host of the lab");
   }
 }
 
@@ -620,6 +634,7 @@ ResolvedLab Resolve(const LabSpec& spec, const ResolveOptions& options) {
   AttachSysctls(spec, lab);
   AttachFrrConfigs(spec, lab);
   AttachImages(spec, lab);
+  AttachRuntimes(spec, lab);
 
   if (!options.routes) {
     lab.IndexNodes();

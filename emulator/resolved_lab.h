@@ -94,6 +94,13 @@ struct ResolvedNode {
     bool is_archive = false;
   };
   std::optional<Image> image;
+  // Hosts: a VM with its own kernel (the last runtimes entry that matches says runtime: vm), or
+  // none: a network namespace of this machine's kernel.
+  struct Vm {
+    uint32_t memory_mib = 256, cpus = 1;
+    std::string field;  // "runtimes[0]"
+  };
+  std::optional<Vm> vm;
 };
 
 struct ResolvedLink {

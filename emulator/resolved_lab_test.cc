@@ -896,3 +896,51 @@ TEST_F(ResolveImages, ErrorsNameTheField) {
 
 }  // namespace
 }  // namespace mrclab::emulator
+
+namespace mrclab::emulator {
+namespace {
+
+// Hosts as VMs (runtimes:): every host, then one taken back; memory and cpus as given.
+TEST(ResolveRuntimes, SelectorsPickHostsAndLaterEntriesWin) {
+  const ResolvedLab lab = FromText(kSmallClos +
+                                   "runtimes:\n"
+                                   "  - {match: {kind: host}, runtime: vm, memory: 1GiB, cpus: 2}\n"
+                                   "  - {match: {node: host3}, runtime: netns}\n");
+  for (const char* name : {"host0", "host1", "host2"}) {
+    const ResolvedNode* h = lab.FindNode(name);
+    ASSERT_TRUE(h->vm) << name;
+    EXPECT_EQ(h->vm->memory_mib, 1024u);
+    EXPECT_EQ(h->vm->cpus, 2u);
+    EXPECT_EQ(h->vm->field, "runtimes[0]");
+  }
+  EXPECT_FALSE(lab.FindNode("host3")->vm);
+  EXPECT_EQ(lab.ToJson()["nodes"].size(), lab.nodes.size());
+  EXPECT_EQ(FromText(kSmallClos + "runtimes: [{runtime: vm}]\n").FindNode("host0")->vm->memory_mib, 256u);
+}
+
+TEST(ResolveRuntimes, ErrorsNameTheField) {
+  auto error = [&](const std::string& extra) {
+    try {
+      FromText(kSmallClos + extra);
+    } catch (const LabError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("runtimes: [{match: {role: spine}, runtime: vm}]\n"),
+            "t.yaml: runtimes[0].match: only hosts have a runtime (switches run FRR: images: for containers)");
+  EXPECT_EQ(error("runtimes: [{runtime: docker}]\n"), "t.yaml: runtimes[0].runtime: 'docker' must be vm or netns");
+  EXPECT_EQ(error("runtimes: [{match: {node: host0}}]\n"),
+            "t.yaml: runtimes[0].runtime: missing: vm (a VM with its own kernel) or netns");
+  EXPECT_EQ(error("runtimes: [{runtime: vm, memory: 64MiB}]\n"),
+            "t.yaml: runtimes[0].memory: '64MiB' must be from 128MiB to 16GiB");
+  EXPECT_EQ(error("runtimes: [{runtime: vm, memory: lots}]\n"),
+            "t.yaml: runtimes[0].memory: 'lots' is not a size like 256MiB or 1GiB");
+  EXPECT_EQ(error("runtimes: [{runtime: vm, cpus: 0}]\n"), "t.yaml: runtimes[0].cpus: must be an integer from 1 to 16");
+  EXPECT_EQ(error("runtimes: [{runtime: netns, cpus: 2}]\n"), "t.yaml: runtimes[0]: memory and cpus are for runtime: vm");
+  EXPECT_EQ(error("runtimes: [{match: {node: host9}, runtime: vm}]\n"),
+            "t.yaml: runtimes[0].match.node: unknown node 'host9'");
+}
+
+}  // namespace
+}  // namespace mrclab::emulator

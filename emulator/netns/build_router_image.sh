@@ -15,23 +15,7 @@ set -euo pipefail
 
 suite=$1 mirror=$2 work=$3 archive=$4
 root=$work/rootfs
-mounted=()
-cleanup() {
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2> /dev/null || true; done
-}
-trap cleanup EXIT
-
-# Runs a step with its output in WORK_DIR/NAME.log; on failure shows the log's end.
-step() {
-  local name=$1
-  shift
-  echo "stage $name"
-  if ! "$@" > "$work/$name.log" 2>&1; then
-    echo "$name failed (log: $work/$name.log):" >&2
-    tail -n 5 "$work/$name.log" >&2
-    exit 1
-  fi
-}
+source "$(dirname "$0")/build_steps.sh"
 
 step debootstrap debootstrap --variant=minbase --include=iproute2 "$suite" "$root" "$mirror"
 

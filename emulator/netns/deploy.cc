@@ -217,6 +217,11 @@ void Preflight(const ResolvedLab& lab) {
         throw InputError("FRRouting is not installed (no " + FrrDir() + "/" + daemon +
                           "); install the Debian package frr, or run .ci/setup");
   if (!getpwnam("frr")) throw InputError("FRRouting's user 'frr' does not exist; reinstall frr");
+  for (const ResolvedNode* host : lab.Hosts())
+    if (host->vm)
+      throw LabError(lab.source, host->vm->field + ".runtime",
+                      "VM hosts (" + host->name + ") are not deployable into a lab yet: the guest image, the VMs and "
+                      "their RoCEv2 are built (mrclab image build guest), their place in a lab is not; use runtime: netns");
   LabPaths paths(lab.name);
   if (fs::exists(paths.root))
     throw InputError("lab '" + lab.name + "' is already deployed (" + paths.root +

@@ -44,7 +44,7 @@ bool IsZombieOrGone(pid_t pid) { return StatSaysExited("/proc/" + std::to_string
 }  // namespace
 
 pid_t StartInNamespaces(const std::vector<std::string>& argv, int netns_fd, int uts_fd,
-                        const std::string& log_path) {
+                        const std::string& log_path, const std::vector<int>& pass_fds) {
   // Everything the child needs is prepared before fork(): the child only makes system calls.
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -83,8 +83,14 @@ pid_t StartInNamespaces(const std::vector<std::string>& argv, int netns_fd, int 
       dup2(null_fd, 0);
       dup2(log_fd, 1);
       dup2(log_fd, 2);
-      // Nothing else of ours reaches the daemon (a drill's sockets, say): only 0-2 survive exec.
-      close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+      // pass_fds become 3, 4, ...: first out of the way (above any target), then into place.
+      int high[64];
+      const int n_pass = static_cast<int>(std::min<size_t>(pass_fds.size(), 64));
+      for (int i = 0; i < n_pass; ++i) high[i] = fcntl(pass_fds[i], F_DUPFD_CLOEXEC, 3 + n_pass);
+      for (int i = 0; i < n_pass; ++i) dup2(high[i], 3 + i);
+      // Nothing else of ours reaches the daemon (a drill's sockets, say): only 0-2 (and the
+      // passed files) survive exec.
+      close_range(3 + n_pass, ~0U, CLOSE_RANGE_CLOEXEC);
       execv(args[0], args.data());
       err = errno;
     }

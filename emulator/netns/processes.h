@@ -14,8 +14,9 @@
 
 namespace mrclab::emulator::netns {
 
+// pass_fds: open files the program gets as fds 3, 4, ... (a VM's tap devices).
 pid_t StartInNamespaces(const std::vector<std::string>& argv, int netns_fd, int uts_fd,
-                        const std::string& log_path);
+                        const std::string& log_path, const std::vector<int>& pass_fds = {});
 
 struct OwnedProcess {
   pid_t pid = 0;

@@ -11,6 +11,7 @@
 #include "emulator/errors.h"
 #include "emulator/netns/podman.h"
 #include "emulator/netns/router_images.h"
+#include "emulator/netns/vm_guest_image.h"
 
 namespace mrclab::harness {
 namespace {
@@ -40,7 +41,34 @@ struct ImageArgs {
   bool rebuild = false, json_out = false;
 };
 
+// `mrclab image build guest`: the VM hosts' guest image (not a container image).
+int BuildGuest(const ImageArgs& a) {
+  const auto start = std::chrono::steady_clock::now();
+  const bool cached = !a.rebuild && nx::FindGuestImage();
+  const nx::GuestImage image = nx::BuildGuestImage({a.mirror, a.rebuild}, [&](const std::string& stage) {
+    if (!a.json_out) std::fprintf(stderr, "  %s\n", stage.c_str());
+  });
+  nx::VerifyGuestImage(image);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (a.json_out) {
+    std::cout << json{{"dir", image.dir},         {"suite", image.suite},
+                      {"kernel", image.kernel},   {"mirror", image.mirror},
+                      {"packages", image.packages}, {"size_bytes", image.size_bytes},
+                      {"rootfs_sha256", image.rootfs_sha256}, {"vmlinux_sha256", image.vmlinux_sha256},
+                      {"cached", cached},         {"seconds", seconds}}
+                     .dump(2)
+              << "\n";
+    return emulator::kExitOk;
+  }
+  std::printf("%s the VM guest image %s (%s, kernel %s, %d packages, %s; rootfs sha256 %s, verified)%s\n",
+              cached ? "already built:" : "built", image.dir.c_str(), image.suite.c_str(), image.kernel.c_str(),
+              image.packages, Megabytes(image.size_bytes).c_str(), image.rootfs_sha256.substr(0, 12).c_str(),
+              cached ? "" : (" in " + std::to_string(static_cast<int>(seconds + 0.5)) + " s").c_str());
+  return emulator::kExitOk;
+}
+
 int Build(const ImageArgs& a) {
+  if (a.suite == "guest") return BuildGuest(a);
   const auto start = std::chrono::steady_clock::now();
   const bool cached = !a.rebuild && nx::PodmanProblem().empty() && nx::FindRouterImage(nx::RouterImageTag(a.suite));
   const nx::RouterImage image = nx::BuildRouterImage({a.suite, a.mirror, a.rebuild}, [&](const std::string& stage) {
@@ -120,7 +148,10 @@ void AddImageCommand(CLI::App& app, int& exit_status) {
       "Suites mrclab builds from Debian's archive:\n" + suites);
 
   auto* build = image->add_subcommand("build", "Build the router image of a Debian suite (cached: built once)");
-  build->add_option("suite", a->suite, "Debian suite: bookworm (FRR 8.4) or trixie (FRR 10.3)")->required();
+  build->add_option("suite", a->suite,
+                    "Debian suite of a router image: bookworm (FRR 8.4) or trixie (FRR 10.3); or guest: the "
+                    "VM hosts' guest image")
+      ->required();
   build->add_option("--mirror", a->mirror,
                     "Debian archive to build from; a snapshot.debian.org URL pins its state "
                     "(e.g. http://snapshot.debian.org/archive/debian/20251101T000000Z)")
@@ -132,7 +163,11 @@ void AddImageCommand(CLI::App& app, int& exit_status) {
       "archived with sorted names, numeric owners and times clamped to the suite's Release date, then\n"
       "podman import as localhost/mrclab/frr:SUITE. Needs root and network access to the mirror;\n"
       "about a minute. The image's labels record the FRR package, the mirror and the sha256 of its\n"
-      "root filesystem; the installed packages are listed in " + nx::ContainerStorageRoot() + "/packages/SUITE.txt.");
+      "root filesystem; the installed packages are listed in " + nx::ContainerStorageRoot() + "/packages/SUITE.txt.\n\n"
+      "mrclab image build guest: the guest image of VM hosts (runtimes: [{runtime: vm}] in a lab file):\n"
+      "debootstrap bookworm with rdma-core, ibverbs-utils, rdmacm-utils and perftest, and Debian's kernel\n"
+      "uncompressed for qemu's PVH boot with only the modules a VM host needs (virtio, 9p, rdma_rxe), in\n"
+      "" + nx::GuestImageRoot() + "/bookworm; its sha256 (rootfs, vmlinux) is checked before every use.");
   build->callback([a, &exit_status] { exit_status = Build(*a); });
 
   auto* list = image->add_subcommand("list", "The router images in mrclab's store");

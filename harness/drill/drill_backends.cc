@@ -48,6 +48,11 @@ void CheckBackendSupport(const Scenario& s, const DrillOptions& o) {
     throw emulator::LabError(lab.source, lab.images[0].field,
                              "router images are not modelled by the ns3 backend (it routes without FRR; they need "
                              "the emulated lab: --backend netns)");
+  for (const emulator::RuntimeSpec& r : lab.runtimes)
+    if (r.vm)
+      throw emulator::LabError(lab.source, r.field + ".runtime",
+                               "VM hosts are not modelled by the ns3 backend (its hosts are simulated nodes; they "
+                               "need the emulated lab: --backend netns)");
   if (!lab.frr_configs.empty())
     throw emulator::LabError(lab.source, "frr_config",
                              "the switches' own FRR configuration is not modelled by the ns3 backend (it routes "

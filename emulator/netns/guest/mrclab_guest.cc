@@ -1,0 +1,322 @@
+// mrclab-guest: PID 1 of a VM host (a static binary in the VM's initramfs).
+//
+//   kernel ─► /init (this): /dev /proc /sys, the modules in /modules.order (virtio, 9p),
+//     the root filesystem over 9p (tag "rootfs", read-only) with tmpfs where a system writes,
+//     switch root, hostname from mrclab.hostname= ─► agent: requests from the host, one JSON
+//     line each, over the virtio-serial port "mrclab.agent"; every command runs in its own
+//     process, several at once; each answer is one JSON line (emulator/vm/guest_agent.h).
+//
+// Requests:  {"id": N, "op": "ping"}
+//            {"id": N, "op": "exec", "argv": [...], "timeout_s": T, "stdin": "..."}
+// Answers:   {"id": N, "pong": true, "uptime_s": U}
+//            {"id": N, "status": S, "stdout": "...", "stderr": "...", "timed_out": B}
+//            {"id": N, "error": "..."}   (a request it cannot run: bad JSON, exec failed)
+// S is the exit status, or 128 + the signal that ended the command.
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr size_t kMaxOutput = 8 << 20;  // bytes of stdout and of stderr kept per command
+constexpr const char* kPortName = "mrclab.agent";
+
+void Log(const std::string& text) {
+  // The console (ttyS0) is the VM's log file on the host.
+  std::fprintf(stderr, "mrclab-guest: %s\n", text.c_str());
+}
+
+[[noreturn]] void Die(const std::string& text) {
+  Log(text + ": " + std::strerror(errno));
+  // PID 1 must not exit (the kernel panics, and qemu ends with -no-reboot): tell, then wait.
+  for (;;) pause();
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void MountOrDie(const char* source, const char* target, const char* type, unsigned long flags,
+                const char* data) {
+  mkdir(target, 0755);
+  if (mount(source, target, type, flags, data) != 0) Die(std::string("mount ") + type + " on " + target);
+}
+
+void LoadModules() {
+  std::istringstream order(ReadFile("/modules.order"));
+  std::string path;
+  while (std::getline(order, path)) {
+    if (path.empty()) continue;
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) Die("open " + path);
+    if (syscall(SYS_finit_module, fd, "", 0) != 0 && errno != EEXIST) Die("load " + path);
+    close(fd);
+  }
+}
+
+// "mrclab.hostname=h0" from the kernel's command line.
+std::string CmdlineValue(const std::string& key) {
+  std::istringstream words(ReadFile("/proc/cmdline"));
+  std::string word;
+  while (words >> word)
+    if (word.rfind(key + "=", 0) == 0) return word.substr(key.size() + 1);
+  return "";
+}
+
+void SwitchToRoot() {
+  MountOrDie("devtmpfs", "/dev", "devtmpfs", 0, nullptr);
+  MountOrDie("proc", "/proc", "proc", 0, nullptr);
+  MountOrDie("sysfs", "/sys", "sysfs", 0, nullptr);
+  LoadModules();
+  MountOrDie("rootfs", "/newroot", "9p", MS_RDONLY,
+             "trans=virtio,version=9p2000.L,cache=loose,msize=262144");
+  for (const char* dir : {"/newroot/tmp", "/newroot/run", "/newroot/var/tmp", "/newroot/var/log",
+                          "/newroot/var/lib/dhcp", "/newroot/root"})
+    if (access(dir, F_OK) == 0) MountOrDie("tmpfs", dir, "tmpfs", 0, "mode=1777");
+  for (const char* dir : {"/dev", "/proc", "/sys"})
+    if (mount(dir, (std::string("/newroot") + dir).c_str(), nullptr, MS_MOVE, nullptr) != 0)
+      Die(std::string("move ") + dir);
+  if (chdir("/newroot") != 0) Die("chdir /newroot");
+  if (mount(".", "/", nullptr, MS_MOVE, nullptr) != 0) Die("move the root");
+  if (chroot(".") != 0 || chdir("/") != 0) Die("chroot");
+  MountOrDie("devpts", "/dev/pts", "devpts", 0, nullptr);
+  const std::string hostname = CmdlineValue("mrclab.hostname");
+  if (!hostname.empty()) sethostname(hostname.c_str(), hostname.size());
+  setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 1);
+  setenv("HOME", "/root", 1);
+}
+
+// The device of the virtio-serial port named kPortName ("/dev/vport1p1").
+std::string FindPort() {
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    if (DIR* dir = opendir("/sys/class/virtio-ports")) {
+      while (dirent* e = readdir(dir)) {
+        std::string name = ReadFile(std::string("/sys/class/virtio-ports/") + e->d_name + "/name");
+        while (!name.empty() && name.back() == '\n') name.pop_back();
+        if (name == kPortName) {
+          closedir(dir);
+          return std::string("/dev/") + e->d_name;
+        }
+      }
+      closedir(dir);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  errno = ENOENT;
+  Die(std::string("no virtio-serial port named ") + kPortName);
+}
+
+struct Command {
+  nlohmann::json id;
+  pid_t pid = -1;
+  int out = -1, err = -1;  // pipes, -1 once at EOF
+  std::string stdout_text, stderr_text;
+  Clock::time_point deadline;
+  bool timed_out = false;
+  bool exited = false;
+  int status = 0;
+};
+
+class Agent {
+ public:
+  explicit Agent(int port) : port_(port) {}
+
+  [[noreturn]] void Run() {
+    std::string buffer;
+    for (;;) {
+      std::vector<pollfd> fds = {{port_, POLLIN, 0}};
+      for (auto& [pid, c] : commands_) {
+        if (c.out >= 0) fds.push_back({c.out, POLLIN, 0});
+        if (c.err >= 0) fds.push_back({c.err, POLLIN, 0});
+      }
+      poll(fds.data(), fds.size(), 50);
+      if (fds[0].revents & POLLIN) {
+        char chunk[65536];
+        ssize_t n = read(port_, chunk, sizeof chunk);
+        if (n > 0) {
+          buffer.append(chunk, n);
+          for (size_t nl; (nl = buffer.find('\n')) != std::string::npos;) {
+            std::string line = buffer.substr(0, nl);
+            buffer.erase(0, nl + 1);
+            if (!line.empty()) Handle(line);
+          }
+        }
+      } else if (fds[0].revents & POLLHUP) {
+        buffer.clear();  // the host went away mid-line: its next connection starts afresh
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      for (size_t i = 1; i < fds.size(); ++i)
+        if (fds[i].revents & (POLLIN | POLLHUP)) Drain(fds[i].fd);
+      Reap();
+    }
+  }
+
+ private:
+  void Send(const nlohmann::json& answer) {
+    const std::string line = answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    size_t done = 0;
+    while (done < line.size()) {
+      ssize_t n = write(port_, line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;  // no host connected: the answer is lost, as its asker is
+      done += n;
+    }
+  }
+
+  void Handle(const std::string& line) {
+    nlohmann::json request;
+    try {
+      request = nlohmann::json::parse(line);
+    } catch (const std::exception& e) {
+      Send({{"id", nullptr}, {"error", std::string("bad request: ") + e.what()}});
+      return;
+    }
+    const nlohmann::json id = request.value("id", nlohmann::json());
+    const std::string op = request.value("op", "");
+    if (op == "ping") {
+      timespec up{};
+      clock_gettime(CLOCK_BOOTTIME, &up);
+      Send({{"id", id}, {"pong", true}, {"uptime_s", up.tv_sec + up.tv_nsec / 1e9}});
+      return;
+    }
+    if (op != "exec" || !request.contains("argv") || !request["argv"].is_array() || request["argv"].empty()) {
+      Send({{"id", id}, {"error", "expected op ping, or op exec with a non-empty argv"}});
+      return;
+    }
+    std::vector<std::string> argv;
+    for (const auto& a : request["argv"]) argv.push_back(a.is_string() ? a.get<std::string>() : a.dump());
+    Start(id, argv, request.value("timeout_s", 60.0), request.value("stdin", std::string()));
+  }
+
+  void Start(const nlohmann::json& id, const std::vector<std::string>& argv, double timeout_s,
+             const std::string& input) {
+    int out[2], err[2], in[2], ready[2];
+    if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(in, O_CLOEXEC) || pipe2(ready, O_CLOEXEC)) {
+      Send({{"id", id}, {"error", std::string("pipe: ") + std::strerror(errno)}});
+      return;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+      setsid();
+      dup2(in[0], 0);
+      dup2(out[1], 1);
+      dup2(err[1], 2);
+      std::vector<char*> args;
+      for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execvp(args[0], args.data());
+      const int e = errno;
+      (void)!write(ready[1], &e, sizeof e);
+      _exit(127);
+    }
+    close(out[1]);
+    close(err[1]);
+    close(in[0]);
+    close(ready[1]);
+    int exec_errno = 0;
+    const bool exec_failed = pid > 0 && read(ready[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
+    close(ready[0]);
+    if (pid < 0 || exec_failed) {
+      Send({{"id", id}, {"error", argv[0] + ": " + std::strerror(pid < 0 ? errno : exec_errno)}});
+      close(out[0]);
+      close(err[0]);
+      close(in[1]);
+      return;
+    }
+    // Small inputs only (a pipe's buffer): enough for configuration text.
+    (void)!write(in[1], input.data(), std::min<size_t>(input.size(), 65536));
+    close(in[1]);
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    fcntl(err[0], F_SETFL, O_NONBLOCK);
+    Command c;
+    c.id = id;
+    c.pid = pid;
+    c.out = out[0];
+    c.err = err[0];
+    c.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
+    commands_[pid] = std::move(c);
+  }
+
+  void Drain(int fd) {
+    for (auto& [pid, c] : commands_) {
+      if (fd != c.out && fd != c.err) continue;
+      std::string& text = fd == c.out ? c.stdout_text : c.stderr_text;
+      char chunk[65536];
+      ssize_t n;
+      while ((n = read(fd, chunk, sizeof chunk)) > 0)
+        if (text.size() < kMaxOutput) text.append(chunk, std::min<size_t>(n, kMaxOutput - text.size()));
+      if (n == 0) {
+        close(fd);
+        (fd == c.out ? c.out : c.err) = -1;
+      }
+      return;
+    }
+  }
+
+  void Reap() {
+    int status;
+    pid_t pid;
+    // PID 1 also reaps orphans whose parents did not.
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+      auto it = commands_.find(pid);
+      if (it == commands_.end()) continue;
+      it->second.exited = true;
+      it->second.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    const auto now = Clock::now();
+    for (auto it = commands_.begin(); it != commands_.end();) {
+      Command& c = it->second;
+      if (!c.exited && now > c.deadline && !c.timed_out) {
+        c.timed_out = true;
+        kill(-c.pid, SIGKILL);
+      }
+      // A command that left children holding its pipes is answered once it exits and they close,
+      // or at its deadline.
+      if (c.exited && ((c.out < 0 && c.err < 0) || now > c.deadline)) {
+        for (int fd : {c.out, c.err})
+          if (fd >= 0) close(fd);
+        Send({{"id", c.id}, {"status", c.status}, {"stdout", c.stdout_text}, {"stderr", c.stderr_text},
+              {"timed_out", c.timed_out}});
+        it = commands_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  int port_;
+  std::map<pid_t, Command> commands_;
+};
+
+}  // namespace
+
+int main() {
+  if (getpid() == 1) SwitchToRoot();
+  signal(SIGPIPE, SIG_IGN);
+  const std::string port_path = FindPort();
+  int port = open(port_path.c_str(), O_RDWR | O_CLOEXEC);
+  if (port < 0) Die("open " + port_path);
+  Log("agent on " + port_path);
+  Agent(port).Run();
+}
