@@ -1,4 +1,5 @@
 // Destroy: the inverse of Deploy, driven by the lab's journal (see lab_state.h).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -35,6 +36,28 @@ std::vector<OwnedProcess> PidFileProcesses(const LabPaths& paths, const std::str
   return out;
 }
 
+// Processes inside the lab's network namespaces that no journal line, pid file or command line
+// names: a child the deployer had forked, and put in a namespace, but not yet exec'd when it was
+// SIGKILLed (the program it becomes would otherwise outlive destroy's scans).
+std::vector<OwnedProcess> ProcessesInNamespaces(const std::vector<JournalEntry>& journal) {
+  std::set<unsigned long> inodes;
+  for (const JournalEntry& e : journal)
+    if (e.kind == "netns")
+      if (unsigned long inode = NamespaceInode(NetnsPath(e.netns))) inodes.insert(inode);
+  std::vector<OwnedProcess> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    const std::string pid = entry.path().filename();
+    if (pid.empty() || !std::all_of(pid.begin(), pid.end(), ::isdigit)) continue;
+    if (!inodes.count(NamespaceInode(entry.path().string() + "/ns/net"))) continue;
+    std::ifstream comm(entry.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    out.push_back({static_cast<pid_t>(std::stoi(pid)), name, ""});
+  }
+  return out;
+}
+
 }  // namespace
 
 DestroyReport Destroy(const std::string& lab_name) {
@@ -66,6 +89,13 @@ DestroyReport Destroy(const std::string& lab_name) {
     if (IsOurs(p)) alive.push_back(p);
   report.processes = static_cast<int>(alive.size());
   report.killed = StopProcesses(alive, std::chrono::milliseconds(3000));
+  // Until none is left in the lab's namespaces (one that was between fork and exec shows up there).
+  std::vector<OwnedProcess> left;
+  for (int round = 0; round < 5 && !(left = ProcessesInNamespaces(journal)).empty(); ++round) {
+    report.processes += static_cast<int>(left.size());
+    report.killed += StopProcesses(left, std::chrono::milliseconds(1000));
+    alive.insert(alive.end(), left.begin(), left.end());
+  }
   RemoveFrrTempDirs(alive);
   RemoveFrrTempDirsOfExited(processes);
 

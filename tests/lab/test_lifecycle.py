@@ -126,6 +126,22 @@ def test_destroy_after_deployer_was_sigkilled(tmp_path):
     assert_nothing_left(name, pids)
 
 
+def test_destroy_ends_what_runs_in_the_labs_namespaces_unjournaled(deployed):
+    """What a deployer SIGKILLed between fork and exec leaves: a process in a lab namespace that
+    no journal line, pid file or command line names. Destroy finds it by its namespace."""
+    name = deployed("t-stray")
+    stray = subprocess.Popen(["ip", "netns", "exec", f"{name}-host0", "sleep", "300"])
+    try:
+        wait_for(lambda: Path(f"/proc/{stray.pid}/comm").read_text().strip() == "sleep", what="sleep to start")
+        mrclab("destroy", name)
+        assert stray.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        if stray.poll() is None:
+            stray.kill()
+            stray.wait()
+    assert_nothing_left(name)
+
+
 def test_destroy_removes_the_temp_dir_of_a_daemon_killed_before_it(deployed):
     name = deployed("t-crash")
     entries = [line.split() for line in (STATE / name / "journal").read_text().splitlines()
