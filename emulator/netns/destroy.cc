@@ -1,5 +1,4 @@
 // Destroy: the inverse of Deploy, driven by the lab's journal (see lab_state.h).
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -36,6 +35,14 @@ std::vector<OwnedProcess> PidFileProcesses(const LabPaths& paths, const std::str
   return out;
 }
 
+// A process no journal line names, as destroy stops it: by PID and its current command name.
+OwnedProcess Unjournaled(pid_t pid) {
+  std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(comm, name);
+  return {pid, name, ""};
+}
+
 // Processes inside the lab's network namespaces that no journal line, pid file or command line
 // names: a child the deployer had forked, and put in a namespace, but not yet exec'd when it was
 // SIGKILLed (the program it becomes would otherwise outlive destroy's scans).
@@ -45,16 +52,7 @@ std::vector<OwnedProcess> ProcessesInNamespaces(const std::vector<JournalEntry>&
     if (e.kind == "netns")
       if (unsigned long inode = NamespaceInode(NetnsPath(e.netns))) inodes.insert(inode);
   std::vector<OwnedProcess> out;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
-    const std::string pid = entry.path().filename();
-    if (pid.empty() || !std::all_of(pid.begin(), pid.end(), ::isdigit)) continue;
-    if (!inodes.count(NamespaceInode(entry.path().string() + "/ns/net"))) continue;
-    std::ifstream comm(entry.path() / "comm");
-    std::string name;
-    std::getline(comm, name);
-    out.push_back({static_cast<pid_t>(std::stoi(pid)), name, ""});
-  }
+  for (pid_t pid : ProcessesInNetns(inodes)) out.push_back(Unjournaled(pid));
   return out;
 }
 
@@ -77,13 +75,8 @@ DestroyReport Destroy(const std::string& lab_name) {
       processes.push_back({e.pid, e.what, NetnsPath(e.netns)});
   for (const OwnedProcess& p : PidFileProcesses(paths, lab_name))
     if (seen.insert(p.pid).second) processes.push_back(p);
-  for (pid_t pid : ProcessesMentioning(paths.root + "/nodes/")) {
-    if (!seen.insert(pid).second) continue;
-    std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
-    std::string name;
-    std::getline(comm, name);
-    processes.push_back({pid, name, ""});
-  }
+  for (pid_t pid : ProcessesMentioning(paths.root + "/nodes/"))
+    if (seen.insert(pid).second) processes.push_back(Unjournaled(pid));
   std::vector<OwnedProcess> alive;
   for (const OwnedProcess& p : processes)
     if (IsOurs(p)) alive.push_back(p);

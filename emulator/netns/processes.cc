@@ -15,6 +15,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <set>
 #include <system_error>
 #include <thread>
 
@@ -163,16 +165,35 @@ bool IsOurs(const OwnedProcess& p) {
   return true;
 }
 
-std::vector<pid_t> ProcessesMentioning(const std::string& text) {
-  std::vector<pid_t> out;
+namespace {
+
+// Every process's /proc directory and PID.
+void ForEachProcess(const std::function<void(const std::filesystem::path&, pid_t)>& fn) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
     const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (cmdline.find(text) != std::string::npos) out.push_back(std::stoi(name));
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    fn(entry.path(), std::stoi(name));
   }
+}
+
+}  // namespace
+
+std::vector<pid_t> ProcessesMentioning(const std::string& text) {
+  std::vector<pid_t> out;
+  ForEachProcess([&](const std::filesystem::path& dir, pid_t pid) {
+    std::ifstream in(dir / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(text) != std::string::npos) out.push_back(pid);
+  });
+  return out;
+}
+
+std::vector<pid_t> ProcessesInNetns(const std::set<unsigned long>& netns_inodes) {
+  std::vector<pid_t> out;
+  ForEachProcess([&](const std::filesystem::path& dir, pid_t pid) {
+    if (netns_inodes.count(NamespaceInode(dir.string() + "/ns/net"))) out.push_back(pid);
+  });
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ bool IsOurs(const OwnedProcess& p);
 // every daemon it starts has in its arguments: that finds a daemon whose deployer died between
 // fork() and writing the journal line).
 std::vector<pid_t> ProcessesMentioning(const std::string& text);
+
+// PIDs of the processes in these network namespaces (inodes: NamespaceInode).
+std::vector<pid_t> ProcessesInNetns(const std::set<unsigned long>& netns_inodes);
 
 // SIGTERM to each process that IsOurs, poll until all have exited or the grace period ends,
 // then SIGKILL what remains. Returns how many had to be killed with SIGKILL.

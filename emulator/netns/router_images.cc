@@ -63,15 +63,14 @@ class BuildDir {
   std::string path_;
 };
 
-// "VALUE" of the script's line "KEY VALUE".
+}  // namespace
+
 std::string ScriptValue(const std::string& output, const std::string& key) {
   std::istringstream in(output);
   for (std::string line; std::getline(in, line);)
     if (line.rfind(key + " ", 0) == 0) return line.substr(key.size() + 1);
   return "";
 }
-
-}  // namespace
 
 const std::vector<RouterSuite>& RouterSuites() {
   static const std::vector<RouterSuite> suites = {{"bookworm", "8.4"}, {"trixie", "10.3"}};

@@ -27,6 +27,9 @@ const std::vector<RouterSuite>& RouterSuites();
 std::string RouterImageTag(const std::string& suite);
 inline constexpr const char* kDebianMirror = "http://deb.debian.org/debian";
 
+// "VALUE" of a build script's line "KEY VALUE" (build_router_image.sh, build_guest_image.sh).
+std::string ScriptValue(const std::string& output, const std::string& key);
+
 struct RouterImage {
   std::string reference;  // as a lab names it: a tag, "localhost/..." or an ID
   std::string id;         // podman's image ID (12 hex digits)

@@ -6,7 +6,6 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -21,13 +20,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 std::string BuildScript() { return std::string(MRCLAB_SOURCE_DIR) + "/emulator/netns/build_guest_image.sh"; }
-
-std::string ScriptValue(const std::string& output, const std::string& key) {
-  std::istringstream in(output);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(key + " ", 0) == 0) return line.substr(key.size() + 1);
-  return "";
-}
 
 std::string Sha256(const std::vector<std::string>& argv_shell) {
   std::string output;
