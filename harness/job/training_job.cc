@@ -164,10 +164,14 @@ struct TrainingJob::Impl {
         break;
       }
       if (!finished) {
+        const int done = done_ranks;
+        lock.unlock();
+        const std::string where = ReportUnfinished(step, done);
+        lock.lock();
         result.state = JobState::kInterrupted;
         result.reason = "watchdog: step " + std::to_string(step) + " did not finish within " +
-                        std::to_string(config.step_timeout_seconds) + " s (" + std::to_string(done_ranks) + " of " +
-                        std::to_string(n) + " ranks done)";
+                        std::to_string(config.step_timeout_seconds) + " s (" + std::to_string(done) + " of " +
+                        std::to_string(n) + " ranks done)" + where;
         break;
       }
       StepRecord rec = workload->AssembleStep(step, reports);
@@ -192,6 +196,32 @@ struct TrainingJob::Impl {
       owner->state_.store(result.state);
     }
     cv.notify_all();
+  }
+
+  // The watchdog's evidence: a "watchdog" event with where every unfinished rank is (and its
+  // QPs with work outstanding), and a summary for the job's reason: the first waiting rank,
+  // whom it waits for and that peer's QP to it. An io thread that does not answer is named.
+  std::string ReportUnfinished(uint64_t step, int done) {
+    std::vector<nlohmann::json> unfinished;
+    std::mutex m;
+    std::string stuck;
+    try {
+      OnEachHost([&](Host& h) {
+        std::vector<nlohmann::json> d = workload->DescribeUnfinished(h.index);
+        std::lock_guard l(m);
+        for (auto& rank : d) unfinished.push_back(std::move(rank));
+      });
+    } catch (const std::exception& e) {
+      stuck = std::string("; ") + e.what() + ": an io thread is stuck, the emulator is at fault";
+    }
+    std::lock_guard l(m);
+    WatchdogReport report = MakeWatchdogReport(step, done, std::move(unfinished));
+    if (on_event) {
+      report.event["job"] = config.label;
+      report.event["t"] = Unix(mrc::AsioEndpoint::Now());
+      on_event(report.event);
+    }
+    return stuck.empty() ? report.summary : stuck;
   }
 
   void StopIo() {

@@ -511,4 +511,80 @@ std::vector<EvSnapshot> Workload::SnapshotEvs(int host) const {
   return out;
 }
 
+std::vector<nlohmann::json> Workload::DescribeUnfinished(int host) const {
+  std::vector<nlohmann::json> out;
+  for (const Rank* r : hosts_[host]->ranks) {
+    if (!r->active) continue;
+    nlohmann::json rank = {{"rank", r->id}, {"host", r->host->name}, {"computing", !r->compute_end.IsInfinite()},
+                           {"sends_pending", r->sends_pending}};
+    nlohmann::json waiting = nlohmann::json::array();
+    if (r->collective < config_.collectives.size()) {
+      rank["collective"] = ToString(kinds_[r->collective]);
+      rank["phase"] = r->phase;
+      rank["phases"] = plan_.phases(r->collective);
+      for (const RecvOp& recv : plan_.At(r->id, r->collective, r->phase).recvs) {
+        auto it = r->landed.find(recv.slot);
+        if (it == r->landed.end() || it->second.pieces < config_.qps_per_peer) waiting.push_back(recv.peer);
+      }
+    }
+    rank["waiting_for"] = waiting;
+    nlohmann::json qps = nlohmann::json::array();
+    for (const auto& [peer, lanes] : r->qp_to)
+      for (size_t lane = 0; lane < lanes.size(); ++lane) {
+        const mrc::Qp& qp = *lanes[lane];
+        if (qp.outstanding_work_requests() == 0) continue;
+        std::map<std::string, int> evs;
+        for (const auto& ev : qp.ListEvs()) ++evs[std::string(mrc::ToString(ev.state))];
+        qps.push_back({{"qp", QpName(*r, peer, static_cast<int>(lane))}, {"state", mrc::ToString(qp.state())},
+                       {"messages", qp.outstanding_work_requests()}, {"bytes_in_flight", qp.bytes_in_flight().count},
+                       {"window", qp.congestion_window().count}, {"srtt_us", qp.srtt().nanoseconds() / 1000},
+                       {"evs", evs}, {"sent", qp.stats().data_packets_sent},
+                       {"retransmissions", qp.stats().retransmissions}, {"rto_fired", qp.stats().rto_fired},
+                       {"acks_received", qp.stats().acks_received}});
+      }
+    rank["qps_with_work"] = qps;
+    out.push_back(std::move(rank));
+  }
+  return out;
+}
+
+WatchdogReport MakeWatchdogReport(uint64_t step, int ranks_done, std::vector<nlohmann::json> unfinished) {
+  std::sort(unfinished.begin(), unfinished.end(),
+            [](const nlohmann::json& a, const nlohmann::json& b) { return a["rank"] < b["rank"]; });
+  WatchdogReport report;
+  nlohmann::json listed = nlohmann::json::array();
+  for (size_t i = 0; i < unfinished.size() && i < 16; ++i) listed.push_back(unfinished[i]);
+  report.event = {{"type", "watchdog"}, {"step", step}, {"ranks_done", ranks_done},
+                  {"ranks_unfinished", unfinished.size()}, {"unfinished", listed}};
+  size_t computing = 0;
+  for (const auto& r : unfinished) computing += r["computing"].get<bool>();
+  std::string& out = report.summary;
+  if (computing) out = "; " + std::to_string(computing) + " still computing";
+  for (const auto& r : unfinished) {
+    if (r["waiting_for"].empty()) continue;
+    const int rank = r["rank"], peer = r["waiting_for"][0];
+    out += "; rank " + std::to_string(rank) + " waits in " + r.value("collective", "") + " phase " +
+           std::to_string(r.value("phase", 0) + 1) + "/" + std::to_string(r.value("phases", 0)) + " for rank " +
+           std::to_string(peer);
+    const std::string to = "/" + std::to_string(rank);  // QpName: "hostA/2->hostB/3" (+ "#lane")
+    const auto peer_state = std::find_if(unfinished.begin(), unfinished.end(),
+                                         [&](const nlohmann::json& p) { return p["rank"] == peer; });
+    if (peer_state == unfinished.end()) {
+      out += " (which finished its step: all it sent was acknowledged)";
+    } else if ((*peer_state)["qps_with_work"].empty()) {
+      out += " (which has no message outstanding)";
+    }
+    for (const auto& qp : peer_state == unfinished.end() ? nlohmann::json::array() : (*peer_state)["qps_with_work"]) {
+      const std::string name = qp["qp"];
+      if (!name.substr(0, name.find('#')).ends_with(to)) continue;
+      out += ", whose QP to it has " + qp["messages"].dump() + " message(s) outstanding, " +
+             qp["bytes_in_flight"].dump() + " B in flight (window " + qp["window"].dump() + " B), EVs " +
+             qp["evs"].dump() + ", " + qp["retransmissions"].dump() + " retransmissions, " + qp["rto_fired"].dump() +
+             " RTOs";
+    }
+    break;
+  }
+  return report;
+}
+
 }  // namespace mrclab::harness

@@ -85,6 +85,15 @@ struct WorkloadFailure {
 };
 using WorkloadOutput = std::variant<RankReport, WorkloadEvent, WorkloadFailure>;
 
+// A watchdog's report from what every host's Workload::DescribeUnfinished gave: the "watchdog"
+// event (the driver adds "t" and "job"), and the summary the job's reason ends with: how many
+// ranks still compute, the first rank that waits, for whom, and that peer's QP to it.
+struct WatchdogReport {
+  nlohmann::json event;
+  std::string summary;
+};
+WatchdogReport MakeWatchdogReport(uint64_t step, int ranks_done, std::vector<nlohmann::json> unfinished);
+
 class Workload {
  public:
   // Throws std::invalid_argument for a config the lab cannot run (unknown or repeated host,
@@ -113,6 +122,10 @@ class Workload {
   int SetEvDenied(int host, const std::string& peer_host, int ev, bool denied, mrc::Timestamp now);
   int SetPortEnabled(int host, int plane, bool enabled, mrc::Timestamp now);
   std::vector<EvSnapshot> SnapshotEvs(int host) const;
+  // Where host `host`'s unfinished ranks are in the step, for a watchdog's report: per rank its
+  // collective and phase, whether it still computes, the peers whose chunks it waits for, and
+  // every QP with work outstanding (messages, bytes in flight, window, EV states, timeouts).
+  std::vector<nlohmann::json> DescribeUnfinished(int host) const;
   int HostIndex(const std::string& name) const;  // -1 if the job has no such host
 
  private:

@@ -23,17 +23,17 @@ def test_clos4_drill_end_to_end(tmp_path):
     result = json.loads(out.stdout)
     assert out.returncode == {"pass": 0, "fail": 1, "inconclusive": 3}[result["verdict"]]
     fidelity = result["emulation_fidelity"]
-    assert result["verdict"] != "fail", (result["slos"], fidelity)
+    run_dir = Path(result["run_dir"])
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    assert result["verdict"] != "fail", (result["slos"], fidelity, [e for e in events if e["type"] == "watchdog"])
     if result["verdict"] == "inconclusive":
         assert fidelity["status"] == "inconclusive" and fidelity["reasons"], fidelity
 
     # The lab's jumbo links set the job's payload per packet.
     assert result["mtu"] == 8192
-    run_dir = Path(result["run_dir"])
     assert json.loads((run_dir / "lab.json").read_text())["mtu"] == 9000
     runs = {r["name"]: r for r in result["transports"]}
     assert set(runs) == {"mrc", "rc"}
-    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     if result["verdict"] == "pass":
         assert fidelity["status"] == "ok"
         mrc = runs["mrc"]

@@ -93,6 +93,24 @@ def test_a_plane_down_for_good_makes_mrc_lose_nothing_and_rc_stop(tmp_path):
     assert not transport(result, "rc")["rode_through"]
 
 
+def test_a_watchdog_says_where_the_step_hung(tmp_path):
+    # Both planes down for good: no chunk can move, the step watchdog ends the job and says
+    # which rank waits for whom, and what the peer's QP to it has outstanding.
+    path = scenario(tmp_path, "sim-hung", ["{at: 100ms, kind: plane_down, target: 0}",
+                                           "{at: 100ms, kind: plane_down, target: 1}"])
+    _, result, run_dir = drill(tmp_path, path)
+    job = transport(result, "mrc")["job"]
+    assert job["state"] == "interrupted", job
+    assert "(0 of 8 ranks done); rank 0 waits in all_reduce phase 1/14 for rank 7, whose QP to it has 1 message(s) " \
+           "outstanding" in job["reason"], job["reason"]
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    watchdog = [e for e in events if e["type"] == "watchdog"]
+    assert len(watchdog) == 1 and watchdog[0]["job"] == "mrc" and watchdog[0]["ranks_unfinished"] == 8, watchdog
+    ranks = watchdog[0]["unfinished"]
+    assert [r["rank"] for r in ranks] == list(range(8))
+    assert all(r["waiting_for"] and r["qps_with_work"] and r["qps_with_work"][0]["retransmissions"] > 0 for r in ranks)
+
+
 def test_qps_per_peer_splits_every_chunk_and_still_checks_every_result(tmp_path):
     """RC and MRC with each chunk split over several QPs per peer (real payload: every piece's
     checksum and every collective's result checked); an RC pair's QPs take different paths."""

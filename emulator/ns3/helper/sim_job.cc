@@ -1,5 +1,6 @@
 #include "emulator/ns3/helper/sim_job.h"
 
+
 #include <stdexcept>
 
 #include "harness/job/ev_plan.h"
@@ -98,9 +99,18 @@ void SimJob::Drain(int host) {
 
 void SimJob::Watchdog(uint64_t step) {
   if (step != step_ || result_.state != harness::JobState::kRunning) return;
+  std::vector<nlohmann::json> unfinished;
+  for (int h = 0; h < workload_->hosts(); ++h)
+    for (auto& rank : workload_->DescribeUnfinished(h)) unfinished.push_back(std::move(rank));
+  harness::WatchdogReport report = harness::MakeWatchdogReport(step, done_ranks_, std::move(unfinished));
+  if (on_event_) {
+    report.event["t"] = Seconds(SimNow());
+    report.event["job"] = config_.label;
+    on_event_(report.event);
+  }
   Interrupt("watchdog: step " + std::to_string(step) + " did not finish within " +
             std::to_string(config_.step_timeout_seconds) + " s (" + std::to_string(done_ranks_) + " of " +
-            std::to_string(workload_->ranks()) + " ranks done)");
+            std::to_string(workload_->ranks()) + " ranks done)" + report.summary);
 }
 
 void SimJob::EndStep() {
