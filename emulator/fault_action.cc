@@ -276,6 +276,35 @@ FaultAction FaultAction::FromJson(const json& doc) {
   return a;
 }
 
+namespace {
+
+// The VM host a link ends on, if any: the kernel means of faults act on both ends of a link in
+// this machine's namespaces, and a VM host's end is in its guest.
+const ResolvedNode* VmHostOf(const ResolvedLab& lab, const ResolvedLink& link) {
+  for (const std::string& name : {link.a.node, link.b.node})
+    if (const ResolvedNode* n = lab.FindNode(name); n && n->vm) return n;
+  return nullptr;
+}
+
+void RefuseVmHostLinks(const ResolvedLab& lab, const FaultAction& a) {
+  const std::string why = ": faults on a VM host's links are not made yet (its end is in the guest); fault the fabric's "
+                          "links or switches without VM hosts";
+  for (const ResolvedLink& l : lab.links) {
+    const ResolvedNode* vm = VmHostOf(lab, l);
+    if (!vm) continue;
+    if (OnLink(a.kind) && l.index == a.link)
+      Bad("link", "link " + std::to_string(l.index) + " (" + l.a.node + ":" + l.a.interface + ") ends on VM host " +
+                      vm->name + why);
+    if (OnSwitch(a.kind) && a.kind != FaultKind::kBgpReset && a.kind != FaultKind::kConfigChange &&
+        (l.a.node == a.node || l.b.node == a.node))
+      Bad("node", a.node + " has a link to VM host " + vm->name + why);
+    if (a.kind == FaultKind::kPlaneDown && !l.fabric && l.plane == a.plane)
+      Bad("plane", "plane " + std::to_string(a.plane) + " has a port of VM host " + vm->name + why);
+  }
+}
+
+}  // namespace
+
 void ValidateFault(const ResolvedLab& lab, const FaultAction& a) {
   const std::string kind(ToString(a.kind));
   if (!FabricAction(a.kind)) Bad("kind", kind + " is not a fabric fault (it is planned or applied by the drill)");
@@ -328,6 +357,7 @@ void ValidateFault(const ResolvedLab& lab, const FaultAction& a) {
     default:
       break;
   }
+  RefuseVmHostLinks(lab, a);
 }
 
 }  // namespace mrclab::emulator

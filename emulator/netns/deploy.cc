@@ -26,6 +26,7 @@
 #include "emulator/netns/processes.h"
 #include "emulator/netns/progress.h"
 #include "emulator/netns/verify.h"
+#include "emulator/netns/vm_hosts.h"
 #include "emulator/netns/vty_client.h"
 
 namespace mrclab::emulator::netns {
@@ -201,6 +202,9 @@ MemoryEstimate EstimateMemory(const ResolvedLab& lab) {
   const uint64_t per_daemon = 14 * kMiB;
   e.needed = lab.Switches().size() * DaemonsFor(lab).size() * per_daemon +
              lab.nodes.size() * 1 * kMiB + lab.links.size() * kMiB / 4;
+  // A VM host: its memory (TCG touches all of it) and qemu's own, ~16 MiB measured.
+  for (const ResolvedNode* host : lab.Hosts())
+    if (host->vm) e.needed += (host->vm->memory_mib + 16) * kMiB;
   e.available = MemAvailableBytes();
   return e;
 }
@@ -217,11 +221,6 @@ void Preflight(const ResolvedLab& lab) {
         throw InputError("FRRouting is not installed (no " + FrrDir() + "/" + daemon +
                           "); install the Debian package frr, or run .ci/setup");
   if (!getpwnam("frr")) throw InputError("FRRouting's user 'frr' does not exist; reinstall frr");
-  for (const ResolvedNode* host : lab.Hosts())
-    if (host->vm)
-      throw LabError(lab.source, host->vm->field + ".runtime",
-                      "VM hosts (" + host->name + ") are not deployable into a lab yet: the guest image, the VMs and "
-                      "their RoCEv2 are built (mrclab image build guest), their place in a lab is not; use runtime: netns");
   LabPaths paths(lab.name);
   if (fs::exists(paths.root))
     throw InputError("lab '" + lab.name + "' is already deployed (" + paths.root +
@@ -258,6 +257,13 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
   }
   const auto start = Clock::now();
   Progress progress(options.progress);
+  // VM hosts: the guest image built on first use and checked, before anything is made.
+  std::optional<GuestImage> guest;
+  if (HasVmHosts(lab)) {
+    progress.Stage("guest image");
+    guest = PrepareVmHosts(lab, [&](const std::string& stage) { progress.Update(stage); });
+    progress.Done(guest->suite + ", kernel " + guest->kernel + ", sha256 checked");
+  }
   DeployReport report;
   LabPaths paths(lab.name);
   const passwd* frr = getpwnam("frr");
@@ -301,16 +307,24 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
     {
       RtnlSocket root;
       for (const ResolvedLink& link : lab.links)
-        root.QueueVeth(link.a.interface, ns_fd[link.a.node].get(), link.b.interface,
-                       ns_fd[link.b.node].get(), lab.mtu,
-                       "add veth " + link.a.node + ":" + link.a.interface + " <-> " + link.b.node +
-                           ":" + link.b.interface);
+        if (!EndsOnVm(lab, link))
+          root.QueueVeth(link.a.interface, ns_fd[link.a.node].get(), link.b.interface, ns_fd[link.b.node].get(),
+                         lab.mtu,
+                         "add veth " + link.a.node + ":" + link.a.interface + " <-> " + link.b.node + ":" +
+                             link.b.interface);
       root.Flush();
     }
+    // A VM host's links end on taps in its leaves (qemu gets them; they go when qemu does).
+    VmTaps taps = OpenVmTaps(lab, ns_fd);
     for (const ResolvedNode& node : lab.nodes) {
       ThrowIfInterrupted();
+      if (node.vm) continue;  // configured inside the VM, once it has booted
       ConfigureNode(node, lab.mtu, ns_fd[node.name].get());
       ShapeLinks(lab, node, paths.root);
+    }
+    if (guest) {
+      StartVmHosts(lab, paths, *guest, taps, ns_fd, uts_fd, journal);
+      taps.fds.clear();
     }
     report.links_s = Since(t);
     progress.Done(std::to_string(lab.links.size()) + " links" +
@@ -424,14 +438,30 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
     }
     report.convergence_s = Since(t);
     t = Clock::now();
+    if (guest) {
+      progress.Stage("vm hosts");
+      ConfigureVmHosts(lab, paths, deadline);
+      progress.Done("addresses, routes and rxe devices in the guests");
+    }
     progress.Stage("reachability");
-    report.host_pairs = PollUntil(progress, "host pairs", deadline,
-                                  [&] { return verifier.CheckReachability(); }).done;
+    report.host_pairs = PollUntil(progress, "host pairs", deadline, [&] {
+                          CheckStatus st = verifier.CheckReachability();
+                          if (guest) st += CheckVmHosts(lab, paths, VmCheck::kReachability);
+                          return st;
+                        }).done;
     progress.Done(std::to_string(report.host_pairs) + " host pairs reachable on every plane");
     progress.Stage("srv6");
     report.spine_paths = PollUntil(progress, "spine paths", deadline,
                                    [&] { return verifier.CheckSpinePaths(); }).done;
     progress.Done(std::to_string(report.spine_paths) + " uSID paths proven through their spine");
+    if (guest) {
+      progress.Stage("rdma");
+      const int gids = PollUntil(progress, "RoCEv2 GIDs", deadline,
+                                 [&] { return CheckVmHosts(lab, paths, VmCheck::kRdma); }).done;
+      const int planes = VerifyVmRc(lab, paths, deadline);
+      progress.Done(std::to_string(gids) + " rxe ports with their RoCEv2 GID; RC (rping) between VM hosts on " +
+                    std::to_string(planes) + " plane" + (planes == 1 ? "" : "s"));
+    }
     report.verification_s = Since(t);
     report.total_s = Since(start);
 

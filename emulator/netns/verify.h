@@ -21,6 +21,7 @@ struct CheckStatus {
   int total = 0;
   std::vector<std::string> missing;  // a few examples of what is not there yet
   bool ok() const { return done == total; }
+  CheckStatus& operator+=(const CheckStatus& other);  // keeps at most 4 examples
   std::string Summary(const std::string& what) const;  // "bgp 126/128 (p0-leaf1:spine0 Active, ...)"
 };
 

@@ -45,7 +45,7 @@ std::vector<double> BootRound(const nx::GuestImage& image, const std::string& di
   std::vector<std::thread> waits;
   for (int i = 0; i < n; ++i)
     waits.emplace_back([&, i] {
-      nx::GuestAgent(nx::AgentSocketPath(dir + "/vm" + std::to_string(i))).WaitReady(Clock::now() + std::chrono::seconds(300));
+      nx::GuestAgent(dir + "/vm" + std::to_string(i)).WaitReady(Clock::now() + std::chrono::seconds(300));
       ready[i] = std::chrono::duration<double>(Clock::now() - start).count();
     });
   for (std::thread& t : waits) t.join();

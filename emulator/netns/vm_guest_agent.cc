@@ -1,6 +1,8 @@
 #include "emulator/netns/vm_guest_agent.h"
 
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -73,11 +75,51 @@ class Connection {
 
 }  // namespace
 
+std::string AgentSocketPath(const std::string& vm_dir, int port) {
+  return vm_dir + "/agent." + std::to_string(port) + ".sock";
+}
+
+namespace {
+
+// An exclusive flock on VM_DIR/agent.N.lock of the first free port, held while it lives.
+class PortLock {
+ public:
+  PortLock(const std::string& vm_dir, Clock::time_point deadline) {
+    for (;;) {
+      for (int port = 0; port < kAgentPorts; ++port) {
+        const std::string path = vm_dir + "/agent." + std::to_string(port) + ".lock";
+        fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd_ < 0) throw std::runtime_error("guest agent: " + path + ": " + std::strerror(errno));
+        if (flock(fd_, LOCK_EX | LOCK_NB) == 0) {
+          port_ = port;
+          return;
+        }
+        close(fd_);
+      }
+      ThrowIfInterrupted();
+      if (Clock::now() >= deadline)
+        throw std::runtime_error("guest agent: all " + std::to_string(kAgentPorts) + " ports of " + vm_dir +
+                                 " stayed busy (as many commands running in the VM)");
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  ~PortLock() { close(fd_); }
+  PortLock(const PortLock&) = delete;
+  PortLock& operator=(const PortLock&) = delete;
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1, port_ = 0;
+};
+
+}  // namespace
+
 double GuestAgent::WaitReady(Clock::time_point deadline) const {
   std::string last = "no answer";
   while (Clock::now() < deadline) {
     try {
-      Connection c(socket_path_);
+      const PortLock lock(vm_dir_, deadline);
+      Connection c(AgentSocketPath(vm_dir_, lock.port()));
       while (Clock::now() < deadline) {
         const uint64_t id = NewId();
         c.Send({{"id", id}, {"op", "ping"}});
@@ -95,11 +137,13 @@ double GuestAgent::WaitReady(Clock::time_point deadline) const {
 
 GuestResult GuestAgent::Exec(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                              const std::string& input) const {
-  Connection c(socket_path_);
+  // The agent kills the command at its timeout and answers then; the margin covers a slow guest.
+  const auto deadline = Clock::now() + timeout + std::chrono::seconds(10);
+  const PortLock lock(vm_dir_, deadline);
+  Connection c(AgentSocketPath(vm_dir_, lock.port()));
   const uint64_t id = NewId();
   c.Send({{"id", id}, {"op", "exec"}, {"argv", argv}, {"timeout_s", timeout.count() / 1000.0}, {"stdin", input}});
-  // The agent kills the command at its timeout and answers then; the margin covers a slow guest.
-  const std::optional<json> answer = c.Answer(id, Clock::now() + timeout + std::chrono::seconds(10));
+  const std::optional<json> answer = c.Answer(id, deadline);
   if (!answer) throw std::runtime_error("guest agent: no answer to " + argv[0] + " (the VM is stuck?)");
   if (answer->contains("error")) throw std::runtime_error("guest agent: " + answer->value("error", std::string()));
   return {answer->value("status", -1), answer->value("stdout", std::string()), answer->value("stderr", std::string()),

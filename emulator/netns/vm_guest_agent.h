@@ -1,7 +1,13 @@
 // The host's side of a VM host's guest agent (mrclab-guest, emulator/netns/guest/): one JSON line
-// per request and per answer over the VM's virtio-serial port, which qemu serves as a unix socket
-// (nodes/HOST/agent.sock). Each call connects, asks, waits for its own answer and disconnects;
-// the agent runs each command in its own process, several at once.
+// per request and per answer over one of the VM's kAgentPorts virtio-serial ports, which qemu
+// serves as unix sockets (VM_DIR/agent.N.sock). qemu serves one connection per socket at a time,
+// so a call first takes a free port (an exclusive flock on VM_DIR/agent.N.lock, released when the
+// call ends or its process dies), then connects, asks, waits for its own answer and disconnects.
+// Up to kAgentPorts calls run at once per VM (more wait for a port); the agent runs each command
+// in its own process.
+//
+//   mrclab exec host0 -- A ─► flock agent.0.lock ─► agent.0.sock ─► virtio port mrclab.agent.0 ─┐
+//   mrclab exec host0 -- B ─► flock agent.1.lock ─► agent.1.sock ─► virtio port mrclab.agent.1 ─┴► agent
 #pragma once
 
 #include <chrono>
@@ -16,11 +22,15 @@ struct GuestResult {
   bool timed_out = false;
 };
 
+inline constexpr int kAgentPorts = 8;
+// "VM_DIR/agent.N.sock": the unix socket qemu serves for the guest's port "mrclab.agent.N".
+std::string AgentSocketPath(const std::string& vm_dir, int port);
+
 class GuestAgent {
  public:
-  explicit GuestAgent(std::string socket_path) : socket_path_(std::move(socket_path)) {}
+  explicit GuestAgent(std::string vm_dir) : vm_dir_(std::move(vm_dir)) {}
 
-  // Pings until the agent answers; returns the guest's uptime in seconds. Throws
+  // Pings (on port 0) until the agent answers; returns the guest's uptime in seconds. Throws
   // std::runtime_error at the deadline.
   double WaitReady(std::chrono::steady_clock::time_point deadline) const;
 
@@ -31,7 +41,7 @@ class GuestAgent {
                    const std::string& input = "") const;
 
  private:
-  std::string socket_path_;
+  std::string vm_dir_;
 };
 
 }  // namespace mrclab::emulator::netns

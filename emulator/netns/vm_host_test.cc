@@ -2,7 +2,10 @@
 // (TCG here), the initramfs and guest agent, taps in a namespace, and the kernel's RoCEv2
 // (rdma_rxe) between two VMs whose traffic the host forwards. Needs root, qemu and the archive.
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -62,7 +65,7 @@ class VmHostTest : public ::testing::Test {
     VmLaunch vm{name, 256, 1, vm_dir, initrd_, {{tap_fd.get(), mac}}};
     Fd self = OpenPath("/proc/self/ns/net");
     vms_.push_back(StartVm(image_, vm, self.get(), -1));
-    return GuestAgent(AgentSocketPath(vm_dir));
+    return GuestAgent(vm_dir);
   }
 
   GuestImage image_;
@@ -96,6 +99,38 @@ TEST_F(VmHostTest, TwoVmsBootRunCommandsAndTalkRdmaThroughTheHost) {
   EXPECT_TRUE(r.timed_out);
   EXPECT_EQ(r.status, 128 + SIGKILL);
   EXPECT_EQ(Sh(a, "hostname"), "vma\n");
+
+  // Calls at once each get a port: a command waiting for another's file sees it (one port
+  // would serve the second call only after the first, which would time out instead).
+  GuestResult waiter;
+  std::thread wait_for_go([&] {
+    waiter = a.Exec({"sh", "-c", "while [ ! -e /tmp/go ]; do sleep 0.05; done; echo seen"}, seconds(20));
+  });
+  for (const auto until = Clock::now() + seconds(30);
+       Clock::now() < until && Sh(a, "ps -eo args | grep -c '^sh -c while' || true") == "0\n";)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(Sh(a, "touch /tmp/go && echo made"), "made\n");
+  wait_for_go.join();
+  EXPECT_FALSE(waiter.timed_out);
+  EXPECT_EQ(waiter.out, "seen\n");
+
+  // A caller that went away before its answer (killed, or gave up): the answer has no reader,
+  // and the agent must not wait for one (it would stop answering everyone).
+  {
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    std::snprintf(sa.sun_path, sizeof sa.sun_path, "%s", AgentSocketPath(dir_ + "/vma", kAgentPorts - 1).c_str());
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+    const std::string request = R"({"id": 1, "op": "exec", "argv": ["sh", "-c", "sleep 1 # abandoned"], "timeout_s": 30})"
+                                "\n";
+    ASSERT_EQ(write(fd, request.data(), request.size()), static_cast<ssize_t>(request.size()));
+    close(fd);
+  }
+  for (const auto until = Clock::now() + seconds(30);
+       Clock::now() < until && Sh(a, "pgrep -f 'abandone[d]' >/dev/null && echo running || echo gone") != "gone\n";)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(Sh(a, "echo alive"), "alive\n");
 
   // The switch namespace routes between the two taps; each VM has an address and a route.
   std::string out;

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "emulator/netns/processes.h"
+#include "emulator/netns/vm_guest_agent.h"
 
 namespace mrclab::emulator::netns {
 
@@ -51,7 +52,8 @@ Fd OpenTap(int netns_fd, const std::string& name, uint32_t mtu) {
   return tap;
 }
 
-std::string AgentSocketPath(const std::string& vm_dir) { return vm_dir + "/agent.sock"; }
+
+std::string GuestToolsDir() { return MRCLAB_GUEST_TOOLS_DIR; }
 
 std::vector<std::string> QemuArgv(const GuestImage& image, const VmLaunch& vm, const std::string& accel) {
   std::vector<std::string> argv = {
@@ -64,8 +66,14 @@ std::vector<std::string> QemuArgv(const GuestImage& image, const VmLaunch& vm, c
       "-serial", "file:" + vm.dir + "/console.log",
       "-fsdev", "local,id=root,path=" + image.Rootfs() + ",security_model=none,readonly=on",
       "-device", "virtio-9p-pci,fsdev=root,mount_tag=rootfs",
-      "-chardev", "socket,id=agent,path=" + AgentSocketPath(vm.dir) + ",server=on,wait=off",
-      "-device", "virtio-serial-pci", "-device", "virtserialport,chardev=agent,name=mrclab.agent"};
+      "-fsdev", "local,id=tools,path=" + GuestToolsDir() + ",security_model=none,readonly=on",
+      "-device", "virtio-9p-pci,fsdev=tools,mount_tag=mrclab",
+      "-device", "virtio-serial-pci"};
+  for (int port = 0; port < kAgentPorts; ++port) {
+    const std::string id = "agent" + std::to_string(port);
+    argv.insert(argv.end(), {"-chardev", "socket,id=" + id + ",path=" + AgentSocketPath(vm.dir, port) + ",server=on,wait=off",
+                             "-device", "virtserialport,chardev=" + id + ",name=mrclab.agent." + std::to_string(port)});
+  }
   for (size_t i = 0; i < vm.nics.size(); ++i) {
     const std::string id = "nic" + std::to_string(i);
     argv.insert(argv.end(), {"-netdev", "tap,id=" + id + ",fd=" + std::to_string(3 + i), "-device",

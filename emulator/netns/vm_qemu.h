@@ -29,7 +29,7 @@ Fd OpenTap(int netns_fd, const std::string& name, uint32_t mtu);
 struct VmLaunch {
   std::string hostname;
   uint32_t memory_mib = 256, cpus = 1;
-  std::string dir;     // console.log, qemu.log, agent.sock
+  std::string dir;     // console.log, qemu.log, agent.N.sock (vm_guest_agent.h)
   std::string initrd;  // vm_initramfs.h
   struct Nic {
     int tap_fd = -1;
@@ -38,7 +38,10 @@ struct VmLaunch {
   std::vector<Nic> nics;
 };
 
-std::string AgentSocketPath(const std::string& vm_dir);
+inline constexpr const char* kQemuComm = "qemu-system-x86";  // its /proc/PID/comm (15 characters)
+// mrclab's tools for the guests (guest-tools/ of the build: mrclab-rdma), shared read-only with
+// every VM (9p tag "mrclab", mounted at /opt).
+std::string GuestToolsDir();
 std::vector<std::string> QemuArgv(const GuestImage& image, const VmLaunch& vm, const std::string& accel);
 
 // Starts qemu in the VM host's namespaces (as a routing daemon is started: processes.h); returns

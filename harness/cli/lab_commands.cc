@@ -21,6 +21,8 @@
 #include "emulator/netns/podman.h"
 #include "emulator/netns/processes.h"
 #include "emulator/netns/verify.h"
+#include "emulator/netns/vm_guest_agent.h"
+#include "emulator/netns/vm_qemu.h"
 #include "emulator/resolved_lab.h"
 #include "emulator/strict_yaml.h"
 #include "harness/cli/lab_graph.h"
@@ -70,6 +72,12 @@ json LiveState(const emulator::ResolvedLab& lab) {
       }
     }
   }
+  for (const auto* host : lab.Hosts()) {  // a VM host: its qemu
+    std::ifstream in(paths.NodeDir(host->name) + "/qemu.pid");
+    pid_t pid = 0;
+    if (host->vm && in >> pid)
+      daemons[host->name] = {{"qemu", {{"pid", pid}, {"alive", nx::IsOurs({pid, nx::kQemuComm, nx::NetnsPath(host->netns)})}}}};
+  }
   return {{"daemons", daemons},
           {"bgp", bgp},
           {"bgp_established", established},
@@ -95,6 +103,9 @@ void PrintInspect(const emulator::ResolvedLab& lab, const json& state, const jso
       daemons = "FRR " + (versions.contains("zebra") ? versions["zebra"].get<std::string>() : std::string("?")) +
                 (sw.contains("image") ? " (" + sw["image"].get<std::string>() + ")" : "") + " ";
     }
+    if (node.vm)  // "VM 256 MiB, 1 CPU "
+      daemons = "VM " + std::to_string(node.vm->memory_mib) + " MiB, " + std::to_string(node.vm->cpus) + " CPU" +
+                (node.vm->cpus == 1 ? " " : "s ");
     if (live["daemons"].contains(node.name))
       for (const auto& [name, d] : live["daemons"][node.name].items())
         daemons += name + ":" + std::to_string(d["pid"].get<int>()) +
@@ -264,9 +275,23 @@ int List(bool json_out) {
   return 0;
 }
 
+// Standard input for a VM host's command (the agent takes it whole, up to 64 KiB).
+std::string ReadStdin() {
+  constexpr size_t kMax = 64 * 1024;
+  std::string text;
+  char chunk[65536];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof chunk, stdin)) > 0) {
+    text.append(chunk, n);
+    if (text.size() > kMax) throw std::invalid_argument("exec -i: standard input over 64 KiB is not passed to a VM host");
+  }
+  return text;
+}
+
 // Enters the node's namespaces (and a private mount namespace with this netns's /sys, as
-// `ip netns exec` does) and execs the command. vtysh is pointed at the node's daemons.
-int Exec(const std::string& name, const std::string& node_name, std::vector<std::string> cmd) {
+// `ip netns exec` does) and execs the command. vtysh is pointed at the node's daemons. A VM
+// host's command runs through its guest agent.
+int Exec(const std::string& name, const std::string& node_name, std::vector<std::string> cmd, bool pass_stdin) {
   emulator::ResolvedLab lab = nx::LoadDeployedLab(name);
   const emulator::ResolvedNode* node = lab.FindNode(node_name);
   if (!node) {
@@ -279,6 +304,18 @@ int Exec(const std::string& name, const std::string& node_name, std::vector<std:
   nx::LabPaths paths(name);
   if (cmd[0] == "vtysh") {
     cmd.insert(cmd.begin() + 1, {"--vty_socket", paths.NodeDir(node_name)});
+  }
+  if (node->vm) {
+    // A VM host: through its guest agent (no terminal: the command's output when it ends; its
+    // standard input only with -i, so that a backgrounded exec does not wait for this one's).
+    if (cmd == std::vector<std::string>{"/bin/bash"})
+      throw std::invalid_argument(node_name + " is a VM host: give a command (mrclab exec " + name + " " + node_name +
+                                  " -- CMD); there is no interactive shell through its agent");
+    const nx::GuestResult r = nx::GuestAgent(paths.NodeDir(node_name))
+                                  .Exec(cmd, std::chrono::hours(1), pass_stdin ? ReadStdin() : "");
+    std::fwrite(r.out.data(), 1, r.out.size(), stdout);
+    std::fwrite(r.err.data(), 1, r.err.size(), stderr);
+    return r.timed_out ? 124 : r.status;
   }
   if (node->image) {
     // A switch from a router image: in its container, with the image's tools (its vtysh).
@@ -394,9 +431,14 @@ void AddLabCommands(CLI::App& app, LabArgs& args, int& exit_status) {
     cmd->add_option("lab", a->target, "Lab name")->required();
     cmd->add_option("node", a->node, "Node name (e.g. p0-leaf1, host3)")->required();
     cmd->add_option("command", a->command, "Command and arguments, after --");
+    cmd->add_flag("-i,--stdin", a->pass_stdin,
+                  "VM hosts: give the command this standard input (read to its end first, at most 64 KiB); "
+                  "other nodes' commands always have it");
     cmd->footer("Examples:\n  mrclab exec clos2 p0-leaf0 -- vtysh -c 'show bgp summary json'\n"
-                "  mrclab exec clos2 host0 -- ip -6 route");
-    cmd->callback(run([a] { return Exec(a->target, a->node, a->command); }));
+                "  mrclab exec clos2 host0 -- ip -6 route\n"
+                "  echo hi | mrclab exec vmlab host0 -i -- cat      (host0 a VM host: runs through its guest agent,\n"
+                "                                                   output when the command ends, exit status kept)");
+    cmd->callback(run([a] { return Exec(a->target, a->node, a->command, a->pass_stdin); }));
   }
   {
     auto* cmd = app.add_subcommand("graph", "Print a lab as Graphviz dot (pipe to: dot -Tsvg)");

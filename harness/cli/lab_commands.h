@@ -23,6 +23,7 @@ struct LabArgs {
   bool quiet = false;
   bool keep_failed = false;
   bool check = false;
+  bool pass_stdin = false;         // exec -i: a VM host's command gets this standard input
   std::string frr_config_node;     // deploy --frr-config NODE: print its FRR configuration
   std::string frr_variables_node;  // deploy --frr-variables NODE: print its template variables
 };

@@ -6,6 +6,7 @@
 
 #include "emulator/errors.h"
 #include "emulator/netns/lab_state.h"
+#include "emulator/netns/vm_hosts.h"
 #include "emulator/resolved_lab.h"
 #include "harness/job/perf_plan.h"
 #include "mrc/asio/perf.h"
@@ -59,6 +60,43 @@ void PrintResult(const mrc::PerfResult& r) {
   if (!r.ok) std::fprintf(stderr, "mrclab: perf failed: %s\n", r.error.c_str());
 }
 
+bool AnyVmHost(const ResolvedLab& lab, const std::vector<std::string>& hosts) {
+  for (const std::string& host : hosts)
+    if (const emulator::ResolvedNode* node = lab.FindNode(host); node && node->vm) return true;
+  return false;
+}
+
+// Between VM hosts: the kernel's RC (rdma_rxe) with mrclab-rdma (emulator/netns/vm_hosts.h).
+int KernelRcPerf(const ResolvedLab& lab, const PerfArgs& a) {
+  for (const std::string& host : {a.src, a.dst}) {
+    const emulator::ResolvedNode* node = lab.FindNode(host);
+    if (!node || !node->vm)
+      throw std::invalid_argument("perf between a VM host and " + host + ": both hosts must be VM hosts (the kernel's "
+                                  "RC on one side needs it on the other)");
+  }
+  if (a.transport != "rc")
+    throw std::invalid_argument("VM hosts run the kernel's RC only (MRC on VM hosts is not there yet): use --transport rc");
+  if (a.size) throw std::invalid_argument("--size: VM hosts run for --duration");
+  if (a.msg < 1 || a.msg > (1u << 30)) throw std::invalid_argument("--msg: 1 byte .. 1 GiB");
+  const emulator::netns::KernelRcRun run =
+      emulator::netns::RunKernelRc(lab, emulator::netns::LabPaths(lab.name), a.src, a.dst, a.msg, a.duration);
+  const nlohmann::json& c = run.client;
+  if (a.json) {
+    std::cout << nlohmann::json{{"transport", "kernel_rc"}, {"src", a.src}, {"dst", a.dst}, {"plane", run.plane},
+                                {"address", run.address}, {"client", c}, {"server", run.server}}
+                     .dump(2)
+              << "\n";
+  } else {
+    std::printf("kernel RC (rdma_rxe, RDMA writes with immediate) %s -> %s on plane %d [%s]: %.3f Gbit/s, %s "
+                "messages of %llu bytes, mean completion latency %.0f us, longest gap %.3f s\n",
+                a.src.c_str(), a.dst.c_str(), run.plane, run.address.c_str(), c.value("gbps", 0.0),
+                c.value("messages", nlohmann::json(0)).dump().c_str(), static_cast<unsigned long long>(a.msg),
+                c.value("latency_us_mean", 0.0), c.value("longest_gap_s", 0.0));
+    if (!c["error"].is_null()) std::fprintf(stderr, "mrclab: perf failed: %s\n", c["error"].dump().c_str());
+  }
+  return c["error"].is_null() ? emulator::kExitOk : emulator::kExitFailed;
+}
+
 }  // namespace
 
 void AddPerfCommand(CLI::App& app, int& exit_status) {
@@ -80,9 +118,15 @@ void AddPerfCommand(CLI::App& app, int& exit_status) {
   cmd->add_option("--key-seed", a.key_seed, "Repeatable QPNs, rkeys and initial PSNs (default: random per run)");
   cmd->add_flag("--json", a.json, "Everything, machine-readable");
   cmd->footer("Example: mrclab perf clos2 host0 host5 --evs 64 --duration 3\n"
-              "Every byte is verified at the receiver; per-EV packet counts and states are shown.");
+              "Every byte is verified at the receiver; per-EV packet counts and states are shown.\n"
+              "Between two VM hosts (runtimes: vm) --transport rc measures the kernel's RC (rdma_rxe) instead:\n"
+              "  mrclab perf vmlab host0 host2 --transport rc --msg 65536 --duration 5");
   cmd->callback([&exit_status] {
     ResolvedLab lab = emulator::netns::LoadDeployedLab(a.lab);
+    if (AnyVmHost(lab, {a.src, a.dst})) {
+      exit_status = KernelRcPerf(lab, a);
+      return;
+    }
     mrc::PerfResult result = mrc::RunPerf(BuildConfig(lab, a));
     if (a.json)
       std::cout << result.ToJson().dump(2) << "\n";

@@ -227,8 +227,15 @@ NetnsLab FindNetnsLab(const Scenario& s, const std::string& lab_override) {
 
 emulator::ResolvedLab NetnsLabPlan(const Scenario& s, const std::string& lab_override) {
   const NetnsLab found = FindNetnsLab(s, lab_override);
-  if (found.file_text) return emulator::Resolve(emulator::ParseLabText(*found.file_text, found.reference));
-  return nx::LoadDeployedLab(found.reference);
+  emulator::ResolvedLab plan = found.file_text ? emulator::Resolve(emulator::ParseLabText(*found.file_text, found.reference))
+                                               : nx::LoadDeployedLab(found.reference);
+  for (const emulator::ResolvedNode* host : plan.Hosts())
+    if (host->vm)
+      throw ScenarioError(s.file, found.field,
+                          "lab '" + plan.name + "' has VM hosts (" + host->name +
+                              "): the training job does not run on VM hosts yet (their MRC and the kernel's RC "
+                              "are the next part of VM hosts); use a lab without runtime: vm");
+  return plan;
 }
 
 void CheckNetnsFaultTools(const Scenario& s) {

@@ -2,9 +2,11 @@
 //
 //   kernel ─► /init (this): /dev /proc /sys, the modules in /modules.order (virtio, 9p),
 //     the root filesystem over 9p (tag "rootfs", read-only) with tmpfs where a system writes,
+//     mrclab's guest tools over 9p (tag "mrclab", read-only) on /opt,
 //     switch root, hostname from mrclab.hostname= ─► agent: requests from the host, one JSON
-//     line each, over the virtio-serial port "mrclab.agent"; every command runs in its own
-//     process, several at once; each answer is one JSON line (emulator/vm/guest_agent.h).
+//     line each, over the virtio-serial ports "mrclab.agent.N" (one per concurrent caller on
+//     the host); every command runs in its own process, several at once; each answer is one
+//     JSON line on the port its request came from (emulator/netns/vm_guest_agent.h).
 //
 // Requests:  {"id": N, "op": "ping"}
 //            {"id": N, "op": "exec", "argv": [...], "timeout_s": T, "stdin": "..."}
@@ -37,7 +39,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr size_t kMaxOutput = 8 << 20;  // bytes of stdout and of stderr kept per command
-constexpr const char* kPortName = "mrclab.agent";
+constexpr const char* kPortPrefix = "mrclab.agent.";
 
 void Log(const std::string& text) {
   // The console (ttyS0) is the VM's log file on the host.
@@ -91,6 +93,9 @@ void SwitchToRoot() {
   LoadModules();
   MountOrDie("rootfs", "/newroot", "9p", MS_RDONLY,
              "trans=virtio,version=9p2000.L,cache=loose,msize=262144");
+  // mrclab's guest tools (mrclab-rdma), when the host shares them.
+  if (mount("mrclab", "/newroot/opt", "9p", MS_RDONLY, "trans=virtio,version=9p2000.L,cache=loose") != 0)
+    Log("no guest tools (9p tag mrclab)");
   for (const char* dir : {"/newroot/tmp", "/newroot/run", "/newroot/var/tmp", "/newroot/var/log",
                           "/newroot/var/lib/dhcp", "/newroot/root"})
     if (access(dir, F_OK) == 0) MountOrDie("tmpfs", dir, "tmpfs", 0, "mode=1777");
@@ -107,28 +112,41 @@ void SwitchToRoot() {
   setenv("HOME", "/root", 1);
 }
 
-// The device of the virtio-serial port named kPortName ("/dev/vport1p1").
-std::string FindPort() {
-  for (int attempt = 0; attempt < 500; ++attempt) {
-    if (DIR* dir = opendir("/sys/class/virtio-ports")) {
-      while (dirent* e = readdir(dir)) {
-        std::string name = ReadFile(std::string("/sys/class/virtio-ports/") + e->d_name + "/name");
-        while (!name.empty() && name.back() == '\n') name.pop_back();
-        if (name == kPortName) {
-          closedir(dir);
-          return std::string("/dev/") + e->d_name;
-        }
-      }
-      closedir(dir);
+// The virtio-serial ports named kPortPrefix + N, opened ("/dev/vport1p1", ...); waits until
+// the ports the VM has have appeared (they all come with the one virtio-serial device).
+std::vector<int> OpenPorts() {
+  std::vector<int> ports;
+  for (int attempt = 0; attempt < 500 && ports.empty(); ++attempt) {
+    if (attempt) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    DIR* dir = opendir("/sys/class/virtio-ports");
+    if (!dir) continue;
+    std::vector<std::string> devices;
+    while (dirent* e = readdir(dir)) {
+      std::string name = ReadFile(std::string("/sys/class/virtio-ports/") + e->d_name + "/name");
+      while (!name.empty() && name.back() == '\n') name.pop_back();
+      if (name.starts_with(kPortPrefix)) devices.push_back(std::string("/dev/") + e->d_name);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    closedir(dir);
+    for (const std::string& device : devices) {
+      int fd = -1;
+      for (int tries = 0; tries < 100 && fd < 0; ++tries) {  // devtmpfs makes the node shortly after sysfs
+        fd = open(device.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      if (fd < 0) Die("open " + device);
+      ports.push_back(fd);
+    }
   }
-  errno = ENOENT;
-  Die(std::string("no virtio-serial port named ") + kPortName);
+  if (ports.empty()) {
+    errno = ENOENT;
+    Die(std::string("no virtio-serial port named ") + kPortPrefix + "N");
+  }
+  return ports;
 }
 
 struct Command {
   nlohmann::json id;
+  size_t port = 0;  // index of the port the request came from, where the answer goes
   pid_t pid = -1;
   int out = -1, err = -1;  // pipes, -1 once at EOF
   std::string stdout_text, stderr_text;
@@ -140,56 +158,73 @@ struct Command {
 
 class Agent {
  public:
-  explicit Agent(int port) : port_(port) {}
+  explicit Agent(std::vector<int> ports)
+      : ports_(std::move(ports)), buffers_(ports_.size()), pending_(ports_.size()) {}
 
   [[noreturn]] void Run() {
-    std::string buffer;
     for (;;) {
-      std::vector<pollfd> fds = {{port_, POLLIN, 0}};
+      std::vector<pollfd> fds;
+      for (size_t p = 0; p < ports_.size(); ++p)
+        fds.push_back({ports_[p], static_cast<short>(POLLIN | (pending_[p].empty() ? 0 : POLLOUT)), 0});
       for (auto& [pid, c] : commands_) {
         if (c.out >= 0) fds.push_back({c.out, POLLIN, 0});
         if (c.err >= 0) fds.push_back({c.err, POLLIN, 0});
       }
       poll(fds.data(), fds.size(), 50);
-      if (fds[0].revents & POLLIN) {
-        char chunk[65536];
-        ssize_t n = read(port_, chunk, sizeof chunk);
-        if (n > 0) {
-          buffer.append(chunk, n);
-          for (size_t nl; (nl = buffer.find('\n')) != std::string::npos;) {
-            std::string line = buffer.substr(0, nl);
-            buffer.erase(0, nl + 1);
-            if (!line.empty()) Handle(line);
+      bool idle_hangup = false;
+      for (size_t p = 0; p < ports_.size(); ++p) {
+        std::string& buffer = buffers_[p];
+        if (fds[p].revents & POLLIN) {
+          char chunk[65536];
+          ssize_t n = read(ports_[p], chunk, sizeof chunk);
+          if (n > 0) {
+            buffer.append(chunk, n);
+            for (size_t nl; (nl = buffer.find('\n')) != std::string::npos;) {
+              std::string line = buffer.substr(0, nl);
+              buffer.erase(0, nl + 1);
+              if (!line.empty()) Handle(p, line);
+            }
           }
+        } else if (fds[p].revents & POLLHUP) {
+          // No host on this port: its asker went away. What it sent mid-line and what is still
+          // to be written to it are dropped (a write would wait for the next host to connect).
+          buffer.clear();
+          pending_[p].clear();
+          idle_hangup = true;
         }
-      } else if (fds[0].revents & POLLHUP) {
-        buffer.clear();  // the host went away mid-line: its next connection starts afresh
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        if (fds[p].revents & POLLOUT) Flush(p);
       }
-      for (size_t i = 1; i < fds.size(); ++i)
+      // A port with no host connected polls as hung up: do not spin on it.
+      if (idle_hangup) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      for (size_t i = ports_.size(); i < fds.size(); ++i)
         if (fds[i].revents & (POLLIN | POLLHUP)) Drain(fds[i].fd);
       Reap();
     }
   }
 
  private:
-  void Send(const nlohmann::json& answer) {
-    const std::string line = answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-    size_t done = 0;
-    while (done < line.size()) {
-      ssize_t n = write(port_, line.data() + done, line.size() - done);
+  // Answers are queued per port and written without blocking (ports are O_NONBLOCK).
+  void Send(size_t port, const nlohmann::json& answer) {
+    pending_[port] += answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    Flush(port);
+  }
+
+  void Flush(size_t port) {
+    std::string& out = pending_[port];
+    while (!out.empty()) {
+      const ssize_t n = write(ports_[port], out.data(), out.size());
       if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;  // no host connected: the answer is lost, as its asker is
-      done += n;
+      if (n <= 0) return;  // full, or no host: POLLOUT or POLLHUP will tell
+      out.erase(0, n);
     }
   }
 
-  void Handle(const std::string& line) {
+  void Handle(size_t port, const std::string& line) {
     nlohmann::json request;
     try {
       request = nlohmann::json::parse(line);
     } catch (const std::exception& e) {
-      Send({{"id", nullptr}, {"error", std::string("bad request: ") + e.what()}});
+      Send(port, {{"id", nullptr}, {"error", std::string("bad request: ") + e.what()}});
       return;
     }
     const nlohmann::json id = request.value("id", nlohmann::json());
@@ -197,23 +232,23 @@ class Agent {
     if (op == "ping") {
       timespec up{};
       clock_gettime(CLOCK_BOOTTIME, &up);
-      Send({{"id", id}, {"pong", true}, {"uptime_s", up.tv_sec + up.tv_nsec / 1e9}});
+      Send(port, {{"id", id}, {"pong", true}, {"uptime_s", up.tv_sec + up.tv_nsec / 1e9}});
       return;
     }
     if (op != "exec" || !request.contains("argv") || !request["argv"].is_array() || request["argv"].empty()) {
-      Send({{"id", id}, {"error", "expected op ping, or op exec with a non-empty argv"}});
+      Send(port, {{"id", id}, {"error", "expected op ping, or op exec with a non-empty argv"}});
       return;
     }
     std::vector<std::string> argv;
     for (const auto& a : request["argv"]) argv.push_back(a.is_string() ? a.get<std::string>() : a.dump());
-    Start(id, argv, request.value("timeout_s", 60.0), request.value("stdin", std::string()));
+    Start(port, id, argv, request.value("timeout_s", 60.0), request.value("stdin", std::string()));
   }
 
-  void Start(const nlohmann::json& id, const std::vector<std::string>& argv, double timeout_s,
+  void Start(size_t port, const nlohmann::json& id, const std::vector<std::string>& argv, double timeout_s,
              const std::string& input) {
     int out[2], err[2], in[2], ready[2];
     if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(in, O_CLOEXEC) || pipe2(ready, O_CLOEXEC)) {
-      Send({{"id", id}, {"error", std::string("pipe: ") + std::strerror(errno)}});
+      Send(port, {{"id", id}, {"error", std::string("pipe: ") + std::strerror(errno)}});
       return;
     }
     pid_t pid = fork();
@@ -238,7 +273,7 @@ class Agent {
     const bool exec_failed = pid > 0 && read(ready[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno;
     close(ready[0]);
     if (pid < 0 || exec_failed) {
-      Send({{"id", id}, {"error", argv[0] + ": " + std::strerror(pid < 0 ? errno : exec_errno)}});
+      Send(port, {{"id", id}, {"error", argv[0] + ": " + std::strerror(pid < 0 ? errno : exec_errno)}});
       close(out[0]);
       close(err[0]);
       close(in[1]);
@@ -251,6 +286,7 @@ class Agent {
     fcntl(err[0], F_SETFL, O_NONBLOCK);
     Command c;
     c.id = id;
+    c.port = port;
     c.pid = pid;
     c.out = out[0];
     c.err = err[0];
@@ -296,7 +332,7 @@ class Agent {
       if (c.exited && ((c.out < 0 && c.err < 0) || now > c.deadline)) {
         for (int fd : {c.out, c.err})
           if (fd >= 0) close(fd);
-        Send({{"id", c.id}, {"status", c.status}, {"stdout", c.stdout_text}, {"stderr", c.stderr_text},
+        Send(c.port, {{"id", c.id}, {"status", c.status}, {"stdout", c.stdout_text}, {"stderr", c.stderr_text},
               {"timed_out", c.timed_out}});
         it = commands_.erase(it);
       } else {
@@ -305,7 +341,9 @@ class Agent {
     }
   }
 
-  int port_;
+  std::vector<int> ports_;
+  std::vector<std::string> buffers_;  // per port: what came after its last full line
+  std::vector<std::string> pending_;  // per port: answers not written yet
   std::map<pid_t, Command> commands_;
 };
 
@@ -314,9 +352,7 @@ class Agent {
 int main() {
   if (getpid() == 1) SwitchToRoot();
   signal(SIGPIPE, SIG_IGN);
-  const std::string port_path = FindPort();
-  int port = open(port_path.c_str(), O_RDWR | O_CLOEXEC);
-  if (port < 0) Die("open " + port_path);
-  Log("agent on " + port_path);
-  Agent(port).Run();
+  std::vector<int> ports = OpenPorts();
+  Log("agent on " + std::to_string(ports.size()) + " virtio-serial ports");
+  Agent(std::move(ports)).Run();
 }

@@ -1,0 +1,160 @@
+"""VM hosts (`runtimes: [{runtime: vm}]`): hosts that are small VMs with their own kernel and
+the kernel's RoCEv2 (rdma_rxe). A lab with two VM hosts on different leaves deploys and verifies
+(every host reachable on every plane, RoCEv2 GIDs on every port); commands run in the guests
+through `mrclab exec`; an RC connection (rping, rdma_cm) works between them on
+every plane, across a spine; the kernel's RC (mrclab-rdma) ends in retry exceeded under a
+blackhole with retry count 6 and waits it out with 7 (rxe); what does not run on VM hosts yet
+is refused; destroy leaves no qemu, tap or namespace, also after the deployer was SIGKILLed."""
+import json
+import re
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import MRCLAB, ROOT, STATE, assert_nothing_left, killed_at_exit, mrclab, wait_for
+
+NAME = "t-vm"
+LAB = f"""name: {NAME}
+clos: {{planes: 2, spines_per_plane: 1, leaves_per_plane: 2, hosts: 3, hosts_per_leaf: 2}}
+routing: bgp
+runtimes:
+  - {{match: {{kind: host}}, runtime: vm}}
+  - {{match: {{node: host1}}, runtime: netns}}
+"""
+
+
+def qemus():
+    """PIDs of qemu processes of this lab (their command lines name its state directory)."""
+    marker = f"{STATE}/{NAME}/".encode()
+    return [int(p.name) for p in Path("/proc").iterdir()
+            if p.name.isdigit() and marker in (p / "cmdline").read_bytes() and (p / "comm").read_text().startswith("qemu")]
+
+
+@pytest.fixture(scope="module")
+def vm_lab(tmp_path_factory):
+    mrclab("image", "build", "guest", timeout=900)
+    path = tmp_path_factory.mktemp("vm") / f"{NAME}.yaml"
+    path.write_text(LAB)
+    mrclab("deploy", path, "-q", timeout=600)
+    yield json.loads(mrclab("inspect", NAME, "--json").stdout)
+    mrclab("destroy", NAME)
+    assert_nothing_left(NAME)
+
+
+def guest(host, *cmd, check=True, timeout=120):
+    return mrclab("exec", NAME, host, "--", *cmd, check=check, timeout=timeout)
+
+
+def port_addresses(plan, host):
+    node = next(n for n in plan["plan"]["nodes"] if n["name"] == host)
+    return {p["plane"]: p["address"] for p in node["ports"]}
+
+
+def test_vm_hosts_deploy_verified_and_run_commands(vm_lab):
+    assert len(qemus()) == 2
+    vms = {h: d["qemu"]["alive"] for h, d in vm_lab["live"]["daemons"].items() if "qemu" in d}
+    assert vms == {"host0": True, "host2": True}, vm_lab["live"]["daemons"]
+    assert "VM 256 MiB, 1 CPU qemu:" in mrclab("inspect", NAME).stdout
+    assert guest("host0", "hostname").stdout == "host0\n"
+    failed = guest("host0", "sh", "-c", "echo oops >&2; exit 7", check=False)
+    assert failed.returncode == 7 and failed.stderr == "oops\n", failed
+    links = guest("host2", "rdma", "link").stdout
+    assert links.count("state ACTIVE") == 2, links
+
+
+def test_rc_works_between_vm_hosts_on_every_plane(vm_lab):
+    for plane, address in port_addresses(vm_lab, "host2").items():
+        server = subprocess.Popen([MRCLAB, "exec", NAME, "host2", "--", "rping", "-s", "-a", address, "-C", "3"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        with killed_at_exit(server):
+            def client_done():
+                return guest("host0", "rping", "-c", "-a", address, "-C", "3", "-v", check=False).returncode == 0
+            wait_for(client_done, timeout=60, what=f"rping to host2 on plane {plane}")
+            assert server.wait(timeout=60) == 0, server.stderr.read()
+
+
+def rxe_packets_sent(host):
+    return int(guest(host, "cat", "/sys/class/infiniband/rxe_eth0/ports/1/hw_counters/sent_pkts").stdout)
+
+
+def rdma_run(plan, *client_args, fault=None):
+    """mrclab-rdma (the kernel's RC: RDMA writes with immediate on rdma_rxe) from host0 to host2
+    on plane 0, across p0-spine0; `fault` (link, seconds held) is a blackhole on the path once
+    the writes flow. Returns the client's JSON."""
+    address = port_addresses(plan, "host2")[0]
+    server = subprocess.Popen([MRCLAB, "exec", NAME, "host2", "--", "timeout", "90", "/opt/mrclab-rdma", "server",
+                               address], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with killed_at_exit(server):
+        wait_for(lambda: "LISTEN" in guest("host2", "rdma", "resource", "show", "cm_id").stdout, timeout=60,
+                 what="mrclab-rdma server to listen")
+        sent_before = rxe_packets_sent("host0")
+        client = subprocess.Popen([MRCLAB, "exec", NAME, "host0", "--", "timeout", "80", "/opt/mrclab-rdma", "client",
+                                   address, *client_args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        with killed_at_exit(client):
+            if fault:
+                link, held = fault
+                wait_for(lambda: client.poll() is not None or rxe_packets_sent("host0") > sent_before + 200,
+                         timeout=60, what="the client's writes to flow")
+                mrclab("fault", "apply", NAME, "blackhole", link)
+                try:
+                    client.wait(timeout=held)
+                except subprocess.TimeoutExpired:
+                    pass
+                mrclab("fault", "revert", NAME, "--all")
+            out, err = client.communicate(timeout=120)
+        guest("host2", "pkill", "-x", "mrclab-rdma", check=False)
+    assert out, (client.returncode, err)
+    return json.loads(out)
+
+
+def test_the_kernels_rc_between_vm_hosts_and_a_blackhole_on_its_path(vm_lab):
+    clean = rdma_run(vm_lab, "--seconds", "2")
+    assert clean["error"] is None and clean["bytes"] > 0 and clean["gbps"] > 0, clean
+    # Retry count 6: the QP ends in retry exceeded soon after its path died, as RC does.
+    dead = rdma_run(vm_lab, "--seconds", "30", "--retry-count", "6", "--ack-timeout", "14",
+                    fault=("p0-leaf0:spine0", 20))
+    assert dead["error"] and dead["error"]["status"] == "transport retry counter exceeded", dead
+    assert dead["error"]["after_last_completion_s"] < 10, dead
+    # Retry count 7: rxe retries forever (rxe_comp.c), so the QP waits the blackhole out.
+    waited = rdma_run(vm_lab, "--seconds", "8", "--retry-count", "7", fault=("p0-leaf0:spine0", 3))
+    assert waited["error"] is None and waited["longest_gap_s"] > 2, waited
+
+
+def test_what_does_not_run_on_vm_hosts_yet_is_refused(vm_lab):
+    drill = mrclab("drill", ROOT / "scenarios" / "default.yaml", "--lab", NAME, "--check", check=False)
+    assert drill.returncode == 2 and "has VM hosts (host0)" in drill.stderr, drill
+    perf = mrclab("perf", NAME, "host0", "host1", "--transport", "rc", check=False)
+    assert perf.returncode == 2 and "both hosts must be VM hosts" in perf.stderr, perf
+    perf = mrclab("perf", NAME, "host0", "host2", check=False)
+    assert perf.returncode == 2 and "use --transport rc" in perf.stderr, perf
+
+
+def test_perf_between_vm_hosts_measures_the_kernels_rc(vm_lab):
+    out = mrclab("perf", NAME, "host0", "host2", "--transport", "rc", "--msg", "16384", "--duration", "1", "--json")
+    run = json.loads(out.stdout)
+    assert run["transport"] == "kernel_rc" and run["plane"] == 0, run
+    assert run["address"] == port_addresses(vm_lab, "host2")[0]
+    client, server = run["client"], run["server"]
+    assert client["error"] is None and client["messages"] > 0 and client["gbps"] > 0, run
+    assert server["messages"] == client["messages"] and server["bytes"] == client["bytes"] == client["messages"] * 16384
+
+
+def test_destroy_after_the_deployer_was_sigkilled_leaves_no_vm(tmp_path, vm_lab):
+    name = "t-vmk"
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(LAB.replace(NAME, name))
+    marker = f"{STATE}/{name}/".encode()
+
+    def booting():
+        return any(marker in (p / "cmdline").read_bytes() for p in Path("/proc").iterdir() if p.name.isdigit()
+                   and (p / "comm").exists() and (p / "comm").read_text().startswith("qemu"))
+    with killed_at_exit(subprocess.Popen([MRCLAB, "deploy", str(path), "--quiet"])) as deployer:
+        wait_for(booting, timeout=300, what="VMs to start")
+        deployer.send_signal(signal.SIGKILL)
+        deployer.wait()
+    mrclab("destroy", name)
+    assert_nothing_left(name)
+    taps = subprocess.run(["ip", "-o", "link", "show", "type", "tun"], capture_output=True, text=True).stdout
+    assert not re.search(rf"\b{name}\b", taps), taps
