@@ -49,7 +49,12 @@ GuestAgent AgentOf(const LabPaths& paths, const ResolvedNode& host) {
   return GuestAgent(paths.NodeDir(host.name));
 }
 
-std::string Quote(const std::string& s) { return "'" + s + "'"; }  // plan values hold no quotes
+// A word for sh: in single quotes, each ' as '\'' (a lab's sysctl values are the user's text).
+std::string Quote(const std::string& s) {
+  std::string quoted = "'";
+  for (char c : s) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
 
 }  // namespace
 
@@ -219,9 +224,8 @@ int VerifyVmRc(const ResolvedLab& lab, const LabPaths& paths, Clock::time_point 
   int proven = 0;
   for (const auto& [plane, vms] : on_plane) {
     if (vms.size() < 2) continue;
-    const auto& [client, unused] = vms[0];
+    const ResolvedNode* client = vms[0].first;
     const auto& [server, address] = vms[1];
-    (void)unused;
     const std::string what = "RC (rping) " + client->name + " -> " + server->name + " on plane " +
                              std::to_string(plane) + " [" + address + "]";
     const auto left = [&] {
