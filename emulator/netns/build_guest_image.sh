@@ -1,6 +1,7 @@
 #!/bin/bash
 # The guest image of VM hosts (`runtime: vm`), from Debian's archive: a minimal Debian SUITE with
-# the kernel's RDMA user space (rdma-core, ibverbs-utils, rdmacm-utils, perftest), and Debian's
+# the kernel's RDMA user space (rdma-core, ibverbs-utils, rdmacm-utils, perftest; socat relays
+# perftest's IPv4-only setup connection over the lab's IPv6, see guest/mrclab-perftest), and Debian's
 # own kernel, uncompressed for qemu's PVH boot, with only the modules a VM host needs.
 #
 #   debootstrap --variant=minbase SUITE ─► apt-get download linux-image-amd64's kernel ─► vmlinux
@@ -20,7 +21,7 @@ source "$(dirname "$0")/build_steps.sh"
 
 mkdir -p "$out"
 step debootstrap debootstrap --variant=minbase \
-  --include=iproute2,kmod,procps,iputils-ping,rdma-core,ibverbs-utils,ibverbs-providers,rdmacm-utils,perftest \
+  --include=iproute2,kmod,procps,iputils-ping,rdma-core,ibverbs-utils,ibverbs-providers,rdmacm-utils,perftest,socat \
   "$suite" "$root" "$mirror"
 
 release=$(ls "$root"/var/lib/apt/lists/*_Release 2> /dev/null | head -n 1 || true)

@@ -202,9 +202,10 @@ MemoryEstimate EstimateMemory(const ResolvedLab& lab) {
   const uint64_t per_daemon = 14 * kMiB;
   e.needed = lab.Switches().size() * DaemonsFor(lab).size() * per_daemon +
              lab.nodes.size() * 1 * kMiB + lab.links.size() * kMiB / 4;
-  // A VM host: its memory (TCG touches all of it) and qemu's own, ~16 MiB measured.
+  // A VM host: its memory (TCG touches all of it) and qemu's own (vm_qemu.h).
+  const uint64_t vm_overhead_mib = VmOverheadMib(VmAccel());
   for (const ResolvedNode* host : lab.Hosts())
-    if (host->vm) e.needed += (host->vm->memory_mib + 16) * kMiB;
+    if (host->vm) e.needed += (host->vm->memory_mib + vm_overhead_mib) * kMiB;
   e.available = MemAvailableBytes();
   return e;
 }

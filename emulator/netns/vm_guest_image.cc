@@ -19,7 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string BuildScript() { return std::string(MRCLAB_SOURCE_DIR) + "/emulator/netns/build_guest_image.sh"; }
+std::string ScriptDir() { return std::string(MRCLAB_SOURCE_DIR) + "/emulator/netns/"; }
+std::string BuildScript() { return ScriptDir() + "build_guest_image.sh"; }
 
 std::string Sha256(const std::vector<std::string>& argv_shell) {
   std::string output;
@@ -50,6 +51,11 @@ std::string GuestImageRoot() {
   return dir && *dir ? dir : "/var/lib/mrclab/guest";
 }
 
+std::string GuestImageRecipeSha256() {
+  return Sha256({"/bin/bash", "-o", "pipefail", "-c", "cat \"$@\" | sha256sum", "bash", BuildScript(),
+                 ScriptDir() + "build_steps.sh", ScriptDir() + "guest_kernel.py"});
+}
+
 std::optional<GuestImage> FindGuestImage() {
   GuestImage image;
   image.dir = GuestImageRoot() + "/" + kGuestSuite;
@@ -62,9 +68,11 @@ std::optional<GuestImage> FindGuestImage() {
   image.mirror = doc.value("mirror", "");
   image.rootfs_sha256 = doc.value("rootfs_sha256", "");
   image.vmlinux_sha256 = doc.value("vmlinux_sha256", "");
+  image.recipe_sha256 = doc.value("recipe_sha256", "");
   image.packages = doc.value("packages", 0);
   image.size_bytes = doc.value("size_bytes", uint64_t{0});
   image.built = doc.value("built", int64_t{0});
+  if (image.recipe_sha256 != GuestImageRecipeSha256()) return std::nullopt;  // built by another recipe
   return image;
 }
 
@@ -98,6 +106,7 @@ GuestImage BuildGuestImage(const GuestImageBuild& build, const std::function<voi
   image.packages = std::atoi(ScriptValue(output, "packages").c_str());
   image.rootfs_sha256 = RootfsSha256(out + "/rootfs");
   image.vmlinux_sha256 = FileSha256(out + "/vmlinux");
+  image.recipe_sha256 = GuestImageRecipeSha256();
   image.size_bytes = TreeBytes(out);
   image.built = std::time(nullptr);
   std::ofstream(out + "/image.json") << json{{"suite", image.suite},
@@ -106,6 +115,7 @@ GuestImage BuildGuestImage(const GuestImageBuild& build, const std::function<voi
                                              {"packages", image.packages},
                                              {"rootfs_sha256", image.rootfs_sha256},
                                              {"vmlinux_sha256", image.vmlinux_sha256},
+                                             {"recipe_sha256", image.recipe_sha256},
                                              {"size_bytes", image.size_bytes},
                                              {"built", image.built}}
                                             .dump(2)

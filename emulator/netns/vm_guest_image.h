@@ -8,7 +8,9 @@
 //          vmlinux          the kernel, uncompressed (PVH entry)
 //          initrd.modules   what the initramfs loads to reach the root filesystem
 //          image.json       suite, kernel, packages, mirror, sha256 of rootfs (a sorted tar
-//                           stream) and of vmlinux: checked before every deploy
+//                           stream) and of vmlinux: checked before every deploy; sha256 of
+//                           the recipe (the build scripts): an image built by another recipe
+//                           is built again on first use
 #pragma once
 
 #include <cstdint>
@@ -26,7 +28,7 @@ std::string GuestImageRoot();  // /var/lib/mrclab/guest, or $MRCLAB_GUEST_DIR
 
 struct GuestImage {
   std::string dir;  // GuestImageRoot()/SUITE
-  std::string suite, kernel, mirror, rootfs_sha256, vmlinux_sha256;
+  std::string suite, kernel, mirror, rootfs_sha256, vmlinux_sha256, recipe_sha256;
   int packages = 0;
   uint64_t size_bytes = 0;
   int64_t built = 0;  // unix time
@@ -34,7 +36,10 @@ struct GuestImage {
   std::string Vmlinux() const { return dir + "/vmlinux"; }
 };
 
+// The image built by the current recipe, if there is one (an older image is as good as none).
 std::optional<GuestImage> FindGuestImage();
+// The hash of the build scripts the image is made by (what a cached image must have been built by).
+std::string GuestImageRecipeSha256();
 
 struct GuestImageBuild {
   std::string mirror = kDebianMirror;

@@ -27,6 +27,8 @@ std::string VmAccel() {
   return "tcg";
 }
 
+uint64_t VmOverheadMib(const std::string& accel) { return 16 + (accel == "tcg" ? kTcgCodeCacheMib : 0); }
+
 Fd OpenTap(int netns_fd, const std::string& name, uint32_t mtu) {
   int fd = -1, err = 0;
   InNetns(netns_fd, [&] {
@@ -58,7 +60,8 @@ std::string GuestToolsDir() { return MRCLAB_GUEST_TOOLS_DIR; }
 std::vector<std::string> QemuArgv(const GuestImage& image, const VmLaunch& vm, const std::string& accel) {
   std::vector<std::string> argv = {
       "/usr/bin/qemu-system-x86_64", "-name", vm.hostname,
-      "-M", "q35", "-accel", accel, "-cpu", accel == "kvm" ? "host" : "max",
+      "-M", "q35", "-accel", accel == "tcg" ? "tcg,tb-size=" + std::to_string(kTcgCodeCacheMib) : accel,
+      "-cpu", accel == "kvm" ? "host" : "max",
       "-m", std::to_string(vm.memory_mib), "-smp", std::to_string(vm.cpus),
       "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
       "-bios", "/usr/share/qemu/qboot.rom", "-kernel", image.Vmlinux(), "-initrd", vm.initrd,

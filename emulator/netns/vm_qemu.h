@@ -23,6 +23,13 @@ namespace mrclab::emulator::netns {
 // cannot run Debian's kernels). $MRCLAB_VM_ACCEL=kvm|tcg overrides.
 std::string VmAccel();
 
+// TCG's translated-code cache per VM. qemu's default (1 GiB, or an eighth of the host's memory)
+// grew a 256 MiB guest's qemu to 1 GiB of RSS under perftest; a small guest needs far less.
+inline constexpr uint32_t kTcgCodeCacheMib = 64;
+// What a VM costs the host beyond its guest memory: qemu itself (~16 MiB measured) and, under
+// TCG, its code cache.
+uint64_t VmOverheadMib(const std::string& accel);
+
 // A tap device named `name` in the namespace of `netns_fd`, up to `mtu`; gone when its last fd closes.
 Fd OpenTap(int netns_fd, const std::string& name, uint32_t mtu);
 

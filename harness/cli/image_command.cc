@@ -55,7 +55,7 @@ int BuildGuest(const ImageArgs& a) {
                       {"kernel", image.kernel},   {"mirror", image.mirror},
                       {"packages", image.packages}, {"size_bytes", image.size_bytes},
                       {"rootfs_sha256", image.rootfs_sha256}, {"vmlinux_sha256", image.vmlinux_sha256},
-                      {"cached", cached},         {"seconds", seconds}}
+                      {"recipe_sha256", image.recipe_sha256}, {"cached", cached},         {"seconds", seconds}}
                      .dump(2)
               << "\n";
     return emulator::kExitOk;

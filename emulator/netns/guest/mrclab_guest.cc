@@ -159,43 +159,27 @@ struct Command {
 class Agent {
  public:
   explicit Agent(std::vector<int> ports)
-      : ports_(std::move(ports)), buffers_(ports_.size()), pending_(ports_.size()) {}
+      : ports_(std::move(ports)), buffers_(ports_.size()), pending_(ports_.size()), hung_until_(ports_.size()) {}
 
   [[noreturn]] void Run() {
     for (;;) {
+      const Clock::time_point now = Clock::now();
       std::vector<pollfd> fds;
-      for (size_t p = 0; p < ports_.size(); ++p)
-        fds.push_back({ports_[p], static_cast<short>(POLLIN | (pending_[p].empty() ? 0 : POLLOUT)), 0});
+      for (size_t p = 0; p < ports_.size(); ++p) {
+        // A port with no host connected polls readable and hung up at once: it is left out
+        // (fd -1) for kHungRecheck after each time it was found so, instead of spinning on it.
+        const int fd = now < hung_until_[p] ? -1 : ports_[p];
+        fds.push_back({fd, static_cast<short>(POLLIN | (pending_[p].empty() ? 0 : POLLOUT)), 0});
+      }
       for (auto& [pid, c] : commands_) {
         if (c.out >= 0) fds.push_back({c.out, POLLIN, 0});
         if (c.err >= 0) fds.push_back({c.err, POLLIN, 0});
       }
-      poll(fds.data(), fds.size(), 50);
-      bool idle_hangup = false;
+      poll(fds.data(), fds.size(), static_cast<int>(kHungRecheck.count()));
       for (size_t p = 0; p < ports_.size(); ++p) {
-        std::string& buffer = buffers_[p];
-        if (fds[p].revents & POLLIN) {
-          char chunk[65536];
-          ssize_t n = read(ports_[p], chunk, sizeof chunk);
-          if (n > 0) {
-            buffer.append(chunk, n);
-            for (size_t nl; (nl = buffer.find('\n')) != std::string::npos;) {
-              std::string line = buffer.substr(0, nl);
-              buffer.erase(0, nl + 1);
-              if (!line.empty()) Handle(p, line);
-            }
-          }
-        } else if (fds[p].revents & POLLHUP) {
-          // No host on this port: its asker went away. What it sent mid-line and what is still
-          // to be written to it are dropped (a write would wait for the next host to connect).
-          buffer.clear();
-          pending_[p].clear();
-          idle_hangup = true;
-        }
+        if (fds[p].revents & (POLLIN | POLLHUP)) Read(p);
         if (fds[p].revents & POLLOUT) Flush(p);
       }
-      // A port with no host connected polls as hung up: do not spin on it.
-      if (idle_hangup) std::this_thread::sleep_for(std::chrono::milliseconds(20));
       for (size_t i = ports_.size(); i < fds.size(); ++i)
         if (fds[i].revents & (POLLIN | POLLHUP)) Drain(fds[i].fd);
       Reap();
@@ -203,6 +187,30 @@ class Agent {
   }
 
  private:
+  static constexpr std::chrono::milliseconds kHungRecheck{20};
+
+  // Reads what the port's host sent and handles each full line. End of file means no host is
+  // connected: its asker went away, so what it sent mid-line and what is still to be written
+  // to it are dropped (a write would wait for the next host to connect).
+  void Read(size_t p) {
+    char chunk[65536];
+    const ssize_t n = read(ports_[p], chunk, sizeof chunk);
+    if (n < 0) return;  // EAGAIN, EINTR: poll again
+    if (n == 0) {
+      buffers_[p].clear();
+      pending_[p].clear();
+      hung_until_[p] = Clock::now() + kHungRecheck;
+      return;
+    }
+    std::string& buffer = buffers_[p];
+    buffer.append(chunk, n);
+    for (size_t nl; (nl = buffer.find('\n')) != std::string::npos;) {
+      std::string line = buffer.substr(0, nl);
+      buffer.erase(0, nl + 1);
+      if (!line.empty()) Handle(p, line);
+    }
+  }
+
   // Answers are queued per port and written without blocking (ports are O_NONBLOCK).
   void Send(size_t port, const nlohmann::json& answer) {
     pending_[port] += answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -344,6 +352,7 @@ class Agent {
   std::vector<int> ports_;
   std::vector<std::string> buffers_;  // per port: what came after its last full line
   std::vector<std::string> pending_;  // per port: answers not written yet
+  std::vector<Clock::time_point> hung_until_;  // per port: left out of poll until then
   std::map<pid_t, Command> commands_;
 };
 
