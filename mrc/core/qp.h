@@ -48,7 +48,7 @@ struct QpConfig {
   RtoConfig rto;
   uint32_t max_retransmissions = 15;   // MRC: per packet; one more loss is a QP error
   Duration rc_ack_timeout = Duration::Milliseconds(1);  // RC: fixed local ACK timeout
-  uint32_t rc_retry_count = 7;         // RC: consecutive timeouts before QP error
+  uint32_t rc_retry_count = 7;         // RC: retries (IBTA retry_cnt): timeout n+1 in a row is a QP error
   // MRC loss detection slack: this x min RTT, at least reorder_window_min. Sprayed paths differ
   // by queueing: at 1,024 hosts an all-to-all's packets arrive up to about an RTT apart (0.25,
   // TCP RACK's start, made 3% of them look lost). Each round trip that proves a loss spurious
