@@ -278,19 +278,13 @@ FaultAction FaultAction::FromJson(const json& doc) {
 
 namespace {
 
-// The VM host a link ends on, if any: the kernel means of faults act on both ends of a link in
-// this machine's namespaces, and a VM host's end is in its guest.
-const ResolvedNode* VmHostOf(const ResolvedLab& lab, const ResolvedLink& link) {
-  for (const std::string& name : {link.a.node, link.b.node})
-    if (const ResolvedNode* n = lab.FindNode(name); n && n->vm) return n;
-  return nullptr;
-}
-
+// The kernel means of faults act on both ends of a link in this machine's namespaces, and a VM
+// host's end is in its guest.
 void RefuseVmHostLinks(const ResolvedLab& lab, const FaultAction& a) {
   const std::string why = ": faults on a VM host's links are not made yet (its end is in the guest); fault the fabric's "
                           "links or switches without VM hosts";
   for (const ResolvedLink& l : lab.links) {
-    const ResolvedNode* vm = VmHostOf(lab, l);
+    const ResolvedNode* vm = lab.VmHostOn(l);
     if (!vm) continue;
     if (OnLink(a.kind) && l.index == a.link)
       Bad("link", "link " + std::to_string(l.index) + " (" + l.a.node + ":" + l.a.interface + ") ends on VM host " +

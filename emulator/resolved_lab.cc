@@ -121,6 +121,12 @@ const ResolvedNode* ResolvedLab::FindNode(const std::string& name) const {
   return nullptr;
 }
 
+const ResolvedNode* ResolvedLab::VmHostOn(const ResolvedLink& link) const {
+  for (const std::string* name : {&link.a.node, &link.b.node})
+    if (const ResolvedNode* n = FindNode(*name); n && n->vm) return n;
+  return nullptr;
+}
+
 std::vector<const ResolvedNode*> ResolvedLab::Switches() const {
   std::vector<const ResolvedNode*> out;
   for (const ResolvedNode& n : nodes) {

@@ -143,6 +143,9 @@ struct ResolvedLab {
   void IndexNodes();  // makes FindNode O(1); Resolve calls it (a stale index falls back to a scan)
   std::vector<const ResolvedNode*> Switches() const;
   std::vector<const ResolvedNode*> Hosts() const;
+  // The VM host (`runtime: vm`) a link ends on, or nullptr: its end is a tap on the leaf and an
+  // interface in the guest, not a veth in this machine's namespaces.
+  const ResolvedNode* VmHostOn(const ResolvedLink& link) const;
   // True for an interface on a switch-to-switch link (the ones that run BGP and BFD).
   bool IsFabric(const ResolvedInterface& itf) const {
     return itf.link >= 0 && static_cast<size_t>(itf.link) < links.size() && links[itf.link].fabric;

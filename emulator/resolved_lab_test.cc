@@ -914,6 +914,11 @@ TEST(ResolveRuntimes, SelectorsPickHostsAndLaterEntriesWin) {
     EXPECT_EQ(h->vm->field, "runtimes[0]");
   }
   EXPECT_FALSE(lab.FindNode("host3")->vm);
+  for (const ResolvedLink& link : lab.links) {  // the VM host a link ends on: only host links of VMs
+    const ResolvedNode* vm = lab.VmHostOn(link);
+    const std::string host = link.fabric ? "" : link.a.node.rfind("host", 0) == 0 ? link.a.node : link.b.node;
+    EXPECT_EQ(vm ? vm->name : "", host == "host3" ? "" : host) << link.a.node << "-" << link.b.node;
+  }
   EXPECT_EQ(lab.ToJson()["nodes"].size(), lab.nodes.size());
   EXPECT_EQ(FromText(kSmallClos + "runtimes: [{runtime: vm}]\n").FindNode("host0")->vm->memory_mib, 256u);
 }

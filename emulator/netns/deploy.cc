@@ -308,7 +308,7 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
     {
       RtnlSocket root;
       for (const ResolvedLink& link : lab.links)
-        if (!EndsOnVm(lab, link))
+        if (!lab.VmHostOn(link))  // a VM host's link is a tap (vm_hosts.h)
           root.QueueVeth(link.a.interface, ns_fd[link.a.node].get(), link.b.interface, ns_fd[link.b.node].get(),
                          lab.mtu,
                          "add veth " + link.a.node + ":" + link.a.interface + " <-> " + link.b.node + ":" +

@@ -117,6 +117,28 @@ TEST(Faults, ValidationNamesFieldAndReason) {
   EXPECT_EQ(ErrorOf([&] { ValidateFault(lab, a); }), "(no error)");
 }
 
+TEST(Faults, FaultsOnAVmHostsLinksAreRefusedByName) {
+  const ResolvedLab lab = Resolve(ParseLabText("name: t\nrouting: bgp\nlink_rate: 1Gbit\n"
+                                               "clos: {planes: 2, spines_per_plane: 2, leaves_per_plane: 2, "
+                                               "hosts: 4, hosts_per_leaf: 2}\n"
+                                               "runtimes: [{match: {node: host0}, runtime: vm}]\n",
+                                               "<test>"));
+  FaultAction a;
+  a.kind = FaultKind::kBlackhole;
+  a.link = ResolveLinkTarget(lab, "p0-leaf0:host0");
+  EXPECT_NE(ErrorOf([&] { ValidateFault(lab, a); }).find("ends on VM host host0"), std::string::npos);
+  a.link = ResolveLinkTarget(lab, "p0-leaf1:host2");  // a namespace host's link
+  EXPECT_EQ(ErrorOf([&] { ValidateFault(lab, a); }), "(no error)");
+  a.kind = FaultKind::kSwitchDown;
+  a.node = "p1-leaf0";
+  EXPECT_NE(ErrorOf([&] { ValidateFault(lab, a); }).find("p1-leaf0 has a link to VM host host0"), std::string::npos);
+  a.node = "p1-spine0";  // no VM host links
+  EXPECT_EQ(ErrorOf([&] { ValidateFault(lab, a); }), "(no error)");
+  a.kind = FaultKind::kPlaneDown;
+  a.plane = 1;
+  EXPECT_NE(ErrorOf([&] { ValidateFault(lab, a); }).find("plane 1 has a port of VM host host0"), std::string::npos);
+}
+
 TEST(Faults, ConfigLinesGoToTheDaemonThatOwnsThem) {
   EXPECT_EQ(ConfigDaemon("router bgp 4200010000"), "bgpd");
   EXPECT_EQ(ConfigDaemon("no router bgp 4200010000"), "bgpd");

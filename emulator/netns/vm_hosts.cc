@@ -60,14 +60,6 @@ std::string Quote(const std::string& s) {
 
 bool HasVmHosts(const ResolvedLab& lab) { return !VmHosts(lab).empty(); }
 
-bool EndsOnVm(const ResolvedLab& lab, const ResolvedLink& link) {
-  for (const EndpointSpec* end : {&link.a, &link.b}) {
-    const ResolvedNode* n = lab.FindNode(end->node);
-    if (n && n->vm) return true;
-  }
-  return false;
-}
-
 GuestImage PrepareVmHosts(const ResolvedLab& lab, const std::function<void(const std::string&)>& stage) {
   if (access("/usr/bin/qemu-system-x86_64", X_OK) != 0 || access("/usr/share/qemu/qboot.rom", R_OK) != 0)
     throw InputError(lab.source + ": VM hosts need qemu (Debian packages qemu-system-x86 and qemu-system-data; run .ci/setup)");
@@ -167,53 +159,60 @@ void ConfigureVmHosts(const ResolvedLab& lab, const LabPaths& paths, Clock::time
   });
 }
 
+namespace {
+
+// A check's script for one VM host: one line per check, "ok" or what is missing; `checks`
+// counts them.
+std::string VmCheckScript(const ResolvedLab& lab, const ResolvedNode& host, VmCheck what, int& checks) {
+  std::ostringstream script;
+  if (what == VmCheck::kReachability) {
+    // Every other host, on every plane they share: one ping each (the reply proves both ways).
+    for (const ResolvedNode* other : lab.Hosts()) {
+      if (other == &host) continue;
+      for (const auto& mine : host.ports)
+        for (const auto& theirs : other->ports)
+          if (mine.plane == theirs.plane) {
+            ++checks;
+            script << "ping -c1 -W1 -q " << theirs.address << " >/dev/null 2>&1 && echo ok || echo 'no "
+                   << host.name << "->" << other->name << " plane " << theirs.plane << "'\n";
+          }
+    }
+  } else {
+    // The RoCEv2 GID of each port's address.
+    for (const auto& port : host.ports) {
+      ++checks;
+      script << "cat /sys/class/infiniband/rxe_" << port.interface
+             << "/ports/1/gid_attrs/types/* 2>/dev/null | grep -q 'RoCE v2' && echo ok || echo 'no " << host.name
+             << ":" << port.interface << " RoCEv2 GID'\n";
+    }
+  }
+  return script.str();
+}
+
+}  // namespace
+
 CheckStatus CheckVmHosts(const ResolvedLab& lab, const LabPaths& paths, VmCheck what) {
   const std::vector<const ResolvedNode*> vms = VmHosts(lab);
-  std::vector<CheckStatus> per_vm(vms.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < vms.size(); ++i)
-    threads.emplace_back([&, i] {
-      const ResolvedNode& host = *vms[i];
-      CheckStatus& st = per_vm[i];
-      // One line per check: "ok", or what is missing.
-      std::ostringstream script;
-      if (what == VmCheck::kReachability) {
-        // Every other host, on every plane they share: one ping each (the reply proves both ways).
-        for (const ResolvedNode* other : lab.Hosts()) {
-          if (other == &host) continue;
-          for (const auto& mine : host.ports)
-            for (const auto& theirs : other->ports)
-              if (mine.plane == theirs.plane) {
-                ++st.total;
-                script << "ping -c1 -W1 -q " << theirs.address << " >/dev/null 2>&1 && echo ok || echo 'no "
-                       << host.name << "->" << other->name << " plane " << theirs.plane << "'\n";
-              }
-        }
-      } else {
-        // The RoCEv2 GID of each port's address.
-        for (const auto& port : host.ports) {
-          ++st.total;
-          script << "cat /sys/class/infiniband/rxe_" << port.interface
-                 << "/ports/1/gid_attrs/types/* 2>/dev/null | grep -q 'RoCE v2' && echo ok || echo 'no "
-                 << host.name << ":" << port.interface << " RoCEv2 GID'\n";
-        }
+  std::map<const ResolvedNode*, CheckStatus> per_vm;  // every entry made before the threads start
+  for (const ResolvedNode* vm : vms) per_vm[vm];
+  ForEachVm(vms, [&](const ResolvedNode& host) {
+    CheckStatus& st = per_vm.at(&host);
+    const std::string script = VmCheckScript(lab, host, what, st.total);
+    try {
+      const GuestResult r = AgentOf(paths, host).Exec({"sh", "-c", script}, std::chrono::seconds(60));
+      std::istringstream lines(r.out);
+      for (std::string line; std::getline(lines, line);) {
+        if (line == "ok")
+          ++st.done;
+        else if (st.missing.size() < 4)
+          st.missing.push_back(line.substr(3));
       }
-  try {
-        const GuestResult r = AgentOf(paths, host).Exec({"sh", "-c", script.str()}, std::chrono::seconds(60));
-        std::istringstream lines(r.out);
-        for (std::string line; std::getline(lines, line);) {
-          if (line == "ok")
-            ++st.done;
-          else if (st.missing.size() < 4)
-            st.missing.push_back(line.substr(3));
-        }
-      } catch (const std::runtime_error& e) {
-        st.missing.push_back(host.name + ": " + e.what());
-      }
-    });
-  for (std::thread& t : threads) t.join();
+    } catch (const std::runtime_error& e) {
+      st.missing.push_back(host.name + ": " + e.what());
+    }
+  });
   CheckStatus status;
-  for (const CheckStatus& st : per_vm) status += st;
+  for (const auto& [vm, st] : per_vm) status += st;
   return status;
 }
 

@@ -29,8 +29,6 @@
 namespace mrclab::emulator::netns {
 
 bool HasVmHosts(const ResolvedLab& lab);
-// True for a host link whose host end is a VM (deploy makes a tap, not a veth).
-bool EndsOnVm(const ResolvedLab& lab, const ResolvedLink& link);
 
 // The guest image ready (built on first use, hashes checked) and qemu present; throws
 // InputError or std::runtime_error before anything is made.

@@ -215,12 +215,9 @@ struct TrainingJob::Impl {
       stuck = std::string("; ") + e.what() + ": an io thread is stuck, the emulator is at fault";
     }
     std::lock_guard l(m);
-    WatchdogReport report = MakeWatchdogReport(step, done, std::move(unfinished));
-    if (on_event) {
-      report.event["job"] = config.label;
-      report.event["t"] = Unix(mrc::AsioEndpoint::Now());
-      on_event(report.event);
-    }
+    const WatchdogReport report =
+        MakeWatchdogReport(config.label, Unix(mrc::AsioEndpoint::Now()), step, done, std::move(unfinished));
+    if (on_event) on_event(report.event);
     return stuck.empty() ? report.summary : stuck;
   }
 

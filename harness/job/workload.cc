@@ -548,13 +548,14 @@ std::vector<nlohmann::json> Workload::DescribeUnfinished(int host) const {
   return out;
 }
 
-WatchdogReport MakeWatchdogReport(uint64_t step, int ranks_done, std::vector<nlohmann::json> unfinished) {
+WatchdogReport MakeWatchdogReport(const std::string& job, double t_seconds, uint64_t step, int ranks_done,
+                                  std::vector<nlohmann::json> unfinished) {
   std::sort(unfinished.begin(), unfinished.end(),
             [](const nlohmann::json& a, const nlohmann::json& b) { return a["rank"] < b["rank"]; });
   WatchdogReport report;
   nlohmann::json listed = nlohmann::json::array();
   for (size_t i = 0; i < unfinished.size() && i < 16; ++i) listed.push_back(unfinished[i]);
-  report.event = {{"type", "watchdog"}, {"step", step}, {"ranks_done", ranks_done},
+  report.event = {{"type", "watchdog"}, {"job", job}, {"t", t_seconds}, {"step", step}, {"ranks_done", ranks_done},
                   {"ranks_unfinished", unfinished.size()}, {"unfinished", listed}};
   size_t computing = 0;
   for (const auto& r : unfinished) computing += r["computing"].get<bool>();

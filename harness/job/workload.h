@@ -86,13 +86,15 @@ struct WorkloadFailure {
 using WorkloadOutput = std::variant<RankReport, WorkloadEvent, WorkloadFailure>;
 
 // A watchdog's report from what every host's Workload::DescribeUnfinished gave: the "watchdog"
-// event (the driver adds "t" and "job"), and the summary the job's reason ends with: how many
-// ranks still compute, the first rank that waits, for whom, and that peer's QP to it.
+// event of job `job` at time `t_seconds` (the driver's clock), and the summary the job's reason
+// ends with: how many ranks still compute, the first rank that waits, for whom, and that peer's
+// QP to it.
 struct WatchdogReport {
   nlohmann::json event;
   std::string summary;
 };
-WatchdogReport MakeWatchdogReport(uint64_t step, int ranks_done, std::vector<nlohmann::json> unfinished);
+WatchdogReport MakeWatchdogReport(const std::string& job, double t_seconds, uint64_t step, int ranks_done,
+                                  std::vector<nlohmann::json> unfinished);
 
 class Workload {
  public:

@@ -46,8 +46,27 @@ struct Remote {  // what the server gives in its accept's private data
   uint32_t size;
 };
 
+// A JSON string: quoted, with quotes, backslashes and control characters escaped (what is
+// printed may hold the user's address).
+std::string Json(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
 [[noreturn]] void Fail(const std::string& what) {
-  std::fprintf(stdout, "{\"error\": \"%s: %s\"}\n", what.c_str(), std::strerror(errno));
+  std::fprintf(stdout, "{\"error\": %s}\n", Json(what + ": " + std::strerror(errno)).c_str());
   std::exit(1);
 }
 
@@ -197,7 +216,7 @@ int Server(const Options& o) {
   const double s = std::chrono::duration<double>(Clock::now() - start).count();
   std::printf("{\"role\": \"server\", \"messages\": %llu, \"bytes\": %llu, \"seconds\": %.3f, \"error\": %s}\n",
               static_cast<unsigned long long>(messages), static_cast<unsigned long long>(bytes), s,
-              error.empty() ? "null" : ("\"" + error + "\"").c_str());
+              error.empty() ? "null" : Json(error).c_str());
   rdma_disconnect(id);
   return error.empty() ? 0 : 1;
 }
@@ -281,7 +300,7 @@ int Client(const Options& o) {
               static_cast<unsigned long long>(messages), static_cast<unsigned long long>(bytes), s,
               bytes * 8 / s / 1e9, messages ? latency_sum / messages * 1e6 : 0.0, longest_gap, o.ack_timeout,
               o.retry_count,
-              error ? ("{\"status\": \"" + error->status + "\", \"at_s\": " + std::to_string(error->at_s) +
+              error ? ("{\"status\": " + Json(error->status) + ", \"at_s\": " + std::to_string(error->at_s) +
                        ", \"after_last_completion_s\": " + std::to_string(error->after_last_completion_s) + "}")
                           .c_str()
                     : "null");

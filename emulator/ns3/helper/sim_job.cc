@@ -102,12 +102,9 @@ void SimJob::Watchdog(uint64_t step) {
   std::vector<nlohmann::json> unfinished;
   for (int h = 0; h < workload_->hosts(); ++h)
     for (auto& rank : workload_->DescribeUnfinished(h)) unfinished.push_back(std::move(rank));
-  harness::WatchdogReport report = harness::MakeWatchdogReport(step, done_ranks_, std::move(unfinished));
-  if (on_event_) {
-    report.event["t"] = Seconds(SimNow());
-    report.event["job"] = config_.label;
-    on_event_(report.event);
-  }
+  const harness::WatchdogReport report =
+      harness::MakeWatchdogReport(config_.label, Seconds(SimNow()), step, done_ranks_, std::move(unfinished));
+  if (on_event_) on_event_(report.event);
   Interrupt("watchdog: step " + std::to_string(step) + " did not finish within " +
             std::to_string(config_.step_timeout_seconds) + " s (" + std::to_string(done_ranks_) + " of " +
             std::to_string(workload_->ranks()) + " ranks done)" + report.summary);
