@@ -279,14 +279,15 @@ FaultAction FaultAction::FromJson(const json& doc) {
 namespace {
 
 // The kernel means of faults act on both ends of a link in this machine's namespaces, and a VM
-// host's end is in its guest.
+// host's end is in its guest. Blackhole and loss are made on the leaf's side of a VM host's link
+// (faults.cc: DropPoints); the others are refused.
 void RefuseVmHostLinks(const ResolvedLab& lab, const FaultAction& a) {
-  const std::string why = ": faults on a VM host's links are not made yet (its end is in the guest); fault the fabric's "
-                          "links or switches without VM hosts";
+  const std::string why = ": of the faults on a VM host's links only blackhole and loss are made yet (its end is in "
+                          "the guest); fault the fabric's links or switches without VM hosts";
   for (const ResolvedLink& l : lab.links) {
     const ResolvedNode* vm = lab.VmHostOn(l);
     if (!vm) continue;
-    if (OnLink(a.kind) && l.index == a.link)
+    if (OnLink(a.kind) && l.index == a.link && a.kind != FaultKind::kBlackhole && a.kind != FaultKind::kLoss)
       Bad("link", "link " + std::to_string(l.index) + " (" + l.a.node + ":" + l.a.interface + ") ends on VM host " +
                       vm->name + why);
     if (OnSwitch(a.kind) && a.kind != FaultKind::kBgpReset && a.kind != FaultKind::kConfigChange &&

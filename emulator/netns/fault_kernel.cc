@@ -71,12 +71,12 @@ std::set<std::string> AdminDownInterfaces(const std::string& netns, const std::s
   return down;
 }
 
-void AddIngressDrop(const std::string& netns, const std::string& table, const std::string& ifname,
-                    int drop_per_10000) {
-  const std::string chain = "netdev " + table + " ingress";
-  std::string script = "add table netdev " + table + "; add chain " + chain +
-                       " { type filter hook ingress device \"" + ifname + "\" priority 0; }; " +
-                       "add rule " + chain + " ";
+void AddDrop(const std::string& netns, const std::string& table, const std::string& ifname, DropHook hook,
+             int drop_per_10000) {
+  const std::string hook_name = hook == DropHook::kIngress ? "ingress" : "egress";
+  const std::string chain = "netdev " + table + " " + hook_name;
+  std::string script = "add table netdev " + table + "; add chain " + chain + " { type filter hook " + hook_name +
+                       " device \"" + ifname + "\" priority 0; }; " + "add rule " + chain + " ";
   if (drop_per_10000 < 10000) script += "numgen random mod 10000 < " + std::to_string(drop_per_10000) + " ";
   script += "counter drop";
   std::string output;

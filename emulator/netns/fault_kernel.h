@@ -1,5 +1,5 @@
 // Kernel means of the faults: link ends administratively down and up (netlink), and nftables
-// chains that drop at a link end's ingress. Each call does one thing to the given objects and
+// chains that drop at a link end's ingress (or egress, toward a VM host). Each call does one thing to the given objects and
 // throws std::runtime_error naming the node, the interface and the kernel's (or nft's) reason.
 #pragma once
 
@@ -19,11 +19,15 @@ void SetLinksUp(const ResolvedLab& lab, const std::set<int>& links, bool up);
 // Those of `interfaces` in namespace `netns` that are administratively down (or missing).
 std::set<std::string> AdminDownInterfaces(const std::string& netns, const std::set<std::string>& interfaces);
 
-// Table `netdev <table>` in namespace `netns` with an ingress chain on `ifname` that drops
-// every packet (drop_per_10000 = 10000) or each with probability drop_per_10000 / 10000
-// (`numgen random mod 10000 < N`). One nft transaction: all or nothing.
-void AddIngressDrop(const std::string& netns, const std::string& table, const std::string& ifname,
-                    int drop_per_10000);
+// The netdev hook a drop chain is on: what arrives on the interface, or what leaves by it.
+enum class DropHook { kIngress, kEgress };
+
+// Table `netdev <table>` in namespace `netns` with a chain named by the hook ("ingress",
+// "egress") on `ifname` that drops every packet (drop_per_10000 = 10000) or each with
+// probability drop_per_10000 / 10000 (`numgen random mod 10000 < N`). A table may hold one chain
+// of each hook. One nft transaction: all or nothing.
+void AddDrop(const std::string& netns, const std::string& table, const std::string& ifname, DropHook hook,
+             int drop_per_10000);
 
 // Deletes table `netdev <table>` of namespace `netns`; a table that is not there is fine.
 void DeleteNftTable(const std::string& netns, const std::string& table);

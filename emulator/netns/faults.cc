@@ -61,14 +61,28 @@ std::set<std::pair<std::string, std::string>> StoppedDaemons(const ResolvedLab& 
   return out;
 }
 
-// The link ends whose ingress a blackhole or loss fault drops at: (node, interface).
-std::vector<std::pair<const ResolvedNode*, std::string>> DropEnds(const ResolvedLab& lab,
-                                                                  const FaultAction& a) {
+struct DropPoint {
+  const ResolvedNode* node;
+  std::string interface;
+  DropHook hook;
+};
+
+// Where a blackhole or loss fault drops, per direction it covers: at the receiving end's
+// ingress, or, when that end is a VM host's (its interface is in the guest), at the egress of
+// the leaf's tap toward it.
+std::vector<DropPoint> DropPoints(const ResolvedLab& lab, const FaultAction& a) {
   const ResolvedLink& l = lab.links.at(a.link);
-  std::vector<std::pair<const ResolvedNode*, std::string>> ends;
-  if (a.direction != Direction::kAToB) ends.emplace_back(lab.FindNode(l.a.node), l.a.interface);
-  if (a.direction != Direction::kBToA) ends.emplace_back(lab.FindNode(l.b.node), l.b.interface);
-  return ends;
+  std::vector<DropPoint> points;
+  const auto receiving = [&](const EndpointSpec& to, const EndpointSpec& from) {
+    const ResolvedNode* node = lab.FindNode(to.node);
+    if (node->vm)
+      points.push_back({lab.FindNode(from.node), from.interface, DropHook::kEgress});
+    else
+      points.push_back({node, to.interface, DropHook::kIngress});
+  };
+  if (a.direction != Direction::kAToB) receiving(l.a, l.b);
+  if (a.direction != Direction::kBToA) receiving(l.b, l.a);
+  return points;
 }
 
 // What the other active faults hold.
@@ -187,8 +201,7 @@ class FaultMeans {
         const int per_10000 = a_.kind == FaultKind::kBlackhole
                                   ? 10000
                                   : static_cast<int>(std::lround(a_.loss_rate * 10000));
-        for (const auto& [node, itf] : DropEnds(lab_, a_))
-          AddIngressDrop(node->netns, Table(id_), itf, per_10000);
+        for (const DropPoint& p : DropPoints(lab_, a_)) AddDrop(p.node->netns, Table(id_), p.interface, p.hook, per_10000);
         break;
       }
       case FaultKind::kRate: {

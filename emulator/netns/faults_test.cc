@@ -117,16 +117,19 @@ TEST(Faults, ValidationNamesFieldAndReason) {
   EXPECT_EQ(ErrorOf([&] { ValidateFault(lab, a); }), "(no error)");
 }
 
-TEST(Faults, FaultsOnAVmHostsLinksAreRefusedByName) {
+TEST(Faults, FaultsOnAVmHostsLinksOtherThanDropsAreRefusedByName) {
   const ResolvedLab lab = Resolve(ParseLabText("name: t\nrouting: bgp\nlink_rate: 1Gbit\n"
                                                "clos: {planes: 2, spines_per_plane: 2, leaves_per_plane: 2, "
                                                "hosts: 4, hosts_per_leaf: 2}\n"
                                                "runtimes: [{match: {node: host0}, runtime: vm}]\n",
                                                "<test>"));
   FaultAction a;
-  a.kind = FaultKind::kBlackhole;
+  a.kind = FaultKind::kLinkDown;
   a.link = ResolveLinkTarget(lab, "p0-leaf0:host0");
   EXPECT_NE(ErrorOf([&] { ValidateFault(lab, a); }).find("ends on VM host host0"), std::string::npos);
+  a.kind = FaultKind::kBlackhole;  // made on the leaf's side
+  EXPECT_EQ(ErrorOf([&] { ValidateFault(lab, a); }), "(no error)");
+  a.kind = FaultKind::kLinkDown;
   a.link = ResolveLinkTarget(lab, "p0-leaf1:host2");  // a namespace host's link
   EXPECT_EQ(ErrorOf([&] { ValidateFault(lab, a); }), "(no error)");
   a.kind = FaultKind::kSwitchDown;

@@ -3,8 +3,8 @@ the kernel's RoCEv2 (rdma_rxe). A lab with two VM hosts on different leaves depl
 (every host reachable on every plane, RoCEv2 GIDs on every port); commands run in the guests
 through `mrclab exec`, and an idle guest's agent does not spin; an RC connection (rping, rdma_cm)
 and perftest's ib_write_bw (/opt/mrclab-perftest) work between them on every plane, across a spine; the kernel's RC (mrclab-rdma) ends in retry exceeded under a
-blackhole with retry count 6 and waits it out with 7 (rxe); what does not run on VM hosts yet
-is refused; destroy leaves no qemu, tap or namespace, also after the deployer was SIGKILLed."""
+blackhole with retry count 6 and waits it out with 7 (rxe); a blackhole on a VM host's own link
+drops each way (at the leaf's tap); what does not run on VM hosts yet is refused; destroy leaves no qemu, tap or namespace, also after the deployer was SIGKILLed."""
 import json
 import re
 import signal
@@ -159,6 +159,26 @@ def test_the_kernels_rc_between_vm_hosts_and_a_blackhole_on_its_path(vm_lab):
     assert waited["error"] is None and waited["longest_gap_s"] > 2, waited
 
 
+def test_a_blackhole_on_a_vm_hosts_link_drops_each_way_until_reverted(vm_lab):
+    """host0's end of its plane-0 link is in the guest: toward host0 the drop is at the leaf's
+    tap egress, from host0 at the tap's ingress. Either direction stops pings between host0 and
+    host2 on plane 0, whichever side starts them; the revert brings them back."""
+    to_host2 = port_addresses(vm_lab, "host2")[0]
+    to_host0 = port_addresses(vm_lab, "host0")[0]
+
+    def pings():
+        return (guest("host0", "ping", "-c1", "-W1", "-q", to_host2, check=False).returncode == 0,
+                guest("host2", "ping", "-c1", "-W1", "-q", to_host0, check=False).returncode == 0)
+    wait_for(lambda: pings() == (True, True), timeout=30, what="pings before the fault")
+    for direction in ("a-b", "b-a"):  # a: p0-leaf0, b: host0
+        mrclab("fault", "apply", NAME, "blackhole", "p0-leaf0:host0", "--direction", direction)
+        try:
+            assert pings() == (False, False), direction
+        finally:
+            mrclab("fault", "revert", NAME, "--all")
+        wait_for(lambda: pings() == (True, True), timeout=30, what=f"pings after reverting {direction}")
+
+
 def test_what_does_not_run_on_vm_hosts_yet_is_refused(vm_lab):
     drill = mrclab("drill", ROOT / "scenarios" / "default.yaml", "--lab", NAME, "--check", check=False)
     assert drill.returncode == 2 and "has VM hosts (host0)" in drill.stderr, drill
@@ -166,6 +186,8 @@ def test_what_does_not_run_on_vm_hosts_yet_is_refused(vm_lab):
     assert perf.returncode == 2 and "both hosts must be VM hosts" in perf.stderr, perf
     perf = mrclab("perf", NAME, "host0", "host2", check=False)
     assert perf.returncode == 2 and "use --transport rc" in perf.stderr, perf
+    down = mrclab("fault", "apply", NAME, "link_down", "p0-leaf0:host0", check=False)
+    assert down.returncode == 2 and "ends on VM host host0" in down.stderr, down
 
 
 def test_perf_between_vm_hosts_measures_the_kernels_rc(vm_lab):
