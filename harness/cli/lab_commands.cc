@@ -73,9 +73,10 @@ json LiveState(const emulator::ResolvedLab& lab) {
     }
   }
   for (const auto* host : lab.Hosts()) {  // a VM host: its qemu
+    if (!host->vm) continue;
     std::ifstream in(paths.NodeDir(host->name) + "/qemu.pid");
     pid_t pid = 0;
-    if (host->vm && in >> pid)
+    if (in >> pid)
       daemons[host->name] = {{"qemu", {{"pid", pid}, {"alive", nx::IsOurs({pid, nx::kQemuComm, nx::NetnsPath(host->netns)})}}}};
   }
   return {{"daemons", daemons},

@@ -68,7 +68,7 @@ def perftest(server, client, address, tool, options):
                             tool, address, *options], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
-        while f"]:{18516}" not in mrclab("exec", NAME, server, "--", "ss", "-Hltn"):
+        while "]:18516" not in mrclab("exec", NAME, server, "--", "ss", "-Hltn"):
             if srv.poll() is not None or time.monotonic() > deadline:
                 sys.exit(f"{tool} server on {server} did not listen: {srv.stderr.read() if srv.poll() is not None else ''}")
             time.sleep(0.2)
