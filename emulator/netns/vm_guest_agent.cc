@@ -23,6 +23,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
+// An answer carries a command's output (the agent keeps 8 MiB of each stream), JSON-escaped.
+constexpr size_t kMaxLineBytes = 64 << 20;
+
 uint64_t NewId() {
   static std::atomic<uint64_t> next{std::random_device{}() * uint64_t{1000003}};
   return ++next & ((uint64_t{1} << 52) - 1);  // exact in a JSON number
@@ -50,13 +53,21 @@ class Connection {
   // The answer with this id, or nothing by the deadline (answers to others are skipped: an
   // earlier caller that gave up may have left its answer behind).
   std::optional<json> Answer(uint64_t id, Clock::time_point deadline) {
+    while (std::optional<json> line = NextLine(deadline, true))
+      if (line->is_object() && line->value("id", json()) == json(id)) return line;
+    return std::nullopt;
+  }
+
+  // The next line that is a JSON value, or nothing by the deadline. Only the caller's own
+  // thread may be interrupted by Ctrl-C (`interruptible`): a session's reader is not the main one.
+  std::optional<json> NextLine(Clock::time_point deadline, bool interruptible) {
     for (;;) {
       for (size_t nl; (nl = buffer_.find('\n')) != std::string::npos;) {
-        const json answer = json::parse(buffer_.substr(0, nl), nullptr, false);
+        json line = json::parse(buffer_.substr(0, nl), nullptr, false);
         buffer_.erase(0, nl + 1);
-        if (!answer.is_discarded() && answer.is_object() && answer.value("id", json()) == json(id)) return answer;
+        if (!line.is_discarded()) return line;
       }
-      ThrowIfInterrupted();
+      if (interruptible) ThrowIfInterrupted();
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) return std::nullopt;
       pollfd p{fd_, POLLIN, 0};
@@ -64,6 +75,8 @@ class Connection {
       char chunk[65536];
       const ssize_t n = recv(fd_, chunk, sizeof chunk, 0);
       if (n <= 0) throw std::runtime_error("guest agent closed the connection (the VM stopped?)");
+      if (buffer_.size() + n > kMaxLineBytes)
+        throw std::runtime_error("the guest sent a line of more than " + std::to_string(kMaxLineBytes >> 20) + " MiB");
       buffer_.append(chunk, n);
     }
   }
@@ -148,6 +161,43 @@ GuestResult GuestAgent::Exec(const std::vector<std::string>& argv, std::chrono::
   if (answer->contains("error")) throw std::runtime_error("guest agent: " + answer->value("error", std::string()));
   return {answer->value("status", -1), answer->value("stdout", std::string()), answer->value("stderr", std::string()),
           answer->value("timed_out", false)};
+}
+
+struct GuestSession::Impl {
+  Impl(const std::string& vm_dir, Clock::time_point deadline)
+      : lock(vm_dir, deadline), connection(AgentSocketPath(vm_dir, lock.port())) {}
+  PortLock lock;
+  Connection connection;
+  uint64_t id = NewId();
+  std::string command;
+};
+
+GuestSession::GuestSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+GuestSession::~GuestSession() = default;
+GuestSession::GuestSession(GuestSession&&) noexcept = default;
+
+void GuestSession::Send(const json& message) { impl_->connection.Send(message); }
+
+std::optional<json> GuestSession::Receive(Clock::time_point deadline) {
+  std::optional<json> line = impl_->connection.NextLine(deadline, false);
+  if (!line || !line->is_object() || line->value("id", json()) != json(impl_->id)) return line;
+  // The agent's answer: the command has ended.
+  if (line->contains("error")) throw std::runtime_error(impl_->command + ": " + line->value("error", std::string()));
+  std::string err = line->value("stderr", std::string());
+  while (!err.empty() && err.back() == '\n') err.pop_back();
+  throw std::runtime_error(impl_->command + " ended (status " + std::to_string(line->value("status", -1)) + ")" +
+                           (err.empty() ? "" : ": " + err));
+}
+
+std::pair<GuestSession, json> GuestAgent::Attach(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                                                 Clock::time_point first_line_by) const {
+  auto impl = std::make_unique<GuestSession::Impl>(vm_dir_, first_line_by);
+  impl->command = argv[0];
+  impl->connection.Send({{"id", impl->id}, {"op", "attach"}, {"argv", argv}, {"timeout_s", timeout.count() / 1000.0}});
+  GuestSession session(std::move(impl));
+  std::optional<json> first = session.Receive(first_line_by);
+  if (!first) throw std::runtime_error("guest agent: " + argv[0] + " said nothing before the deadline");
+  return {std::move(session), std::move(*first)};
 }
 
 }  // namespace mrclab::emulator::netns

@@ -11,8 +11,12 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 namespace mrclab::emulator::netns {
 
@@ -25,6 +29,26 @@ struct GuestResult {
 inline constexpr int kAgentPorts = 8;
 // "VM_DIR/agent.N.sock": the unix socket qemu serves for the guest's port "mrclab.agent.N".
 std::string AgentSocketPath(const std::string& vm_dir, int port);
+
+// A command in the guest that talks with the host one JSON line at a time, for as long as it
+// runs (the agent's op attach: the command's stdin and stdout are the agent port, which the
+// session holds). Destroying the session disconnects: the command reads end of file.
+class GuestSession {
+ public:
+  struct Impl;
+  explicit GuestSession(std::unique_ptr<Impl> impl);
+  ~GuestSession();
+  GuestSession(GuestSession&&) noexcept;
+
+  // Throws std::runtime_error when the guest cannot be written to.
+  void Send(const nlohmann::json& message);
+  // The command's next line (parsed), or nothing by the deadline. Throws std::runtime_error
+  // naming the command once it has ended (its exit status and stderr) or the VM went away.
+  std::optional<nlohmann::json> Receive(std::chrono::steady_clock::time_point deadline);
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
 
 class GuestAgent {
  public:
@@ -39,6 +63,13 @@ class GuestAgent {
   // or cannot start the command.
   GuestResult Exec(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                    const std::string& input = "") const;
+
+  // Starts argv in the guest attached to a port of its own (killed after `timeout`) and waits
+  // for its first line, which it returns with the session. Throws std::runtime_error when the
+  // agent cannot be reached, the command cannot start or ends first, or no line comes by the
+  // deadline.
+  std::pair<GuestSession, nlohmann::json> Attach(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                                                 std::chrono::steady_clock::time_point first_line_by) const;
 
  private:
   std::string vm_dir_;

@@ -67,10 +67,16 @@ int Check(const Scenario& s, const DrillArgs& a) {
               faults.end_seconds, s.slos.size(), s.default_slos ? " (the defaults: no slos in the file)" : "");
   std::printf("  packets carry %u payload bytes (job.mtu%s; the lab's links: mtu %u)\n", JobMtu(s, plan),
               s.job.mtu ? "" : " from the lab", plan.mtu);
-  for (const auto& [name, f] : jobs)
-    std::printf("  job %-8s %d ranks, %zu QP pairs, %zu udp source ports, %zu sockets, %.1f MiB buffers\n",
-                name.c_str(), f.ranks, f.qp_pairs, f.source_ports, f.sockets,
-                static_cast<double>(f.buffer_bytes) / (1 << 20));
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const auto& [name, f] = jobs[i];
+    if (s.transports[i].stack == TransportStack::kKernel)
+      std::printf("  job %-8s %d ranks, %zu QP pairs: the kernel's RC on VM hosts (rdma_rxe; buffers in the guests)\n",
+                  name.c_str(), f.ranks, f.qp_pairs);
+    else
+      std::printf("  job %-8s %d ranks, %zu QP pairs, %zu udp source ports, %zu sockets, %.1f MiB buffers\n",
+                  name.c_str(), f.ranks, f.qp_pairs, f.source_ports, f.sockets,
+                  static_cast<double>(f.buffer_bytes) / (1 << 20));
+  }
   for (const auto& line : machine.lines) std::printf("%s\n", line.c_str());
   std::printf("  metrics endpoint: %s\n", metrics_line.c_str());
   for (const auto& f : faults.faults) {

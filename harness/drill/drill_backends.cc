@@ -39,6 +39,11 @@ void CheckBackendSupport(const Scenario& s, const DrillOptions& o) {
     throw ScenarioError(s.file, "job.timers",
                         "fabric (µs) timers need virtual time: use --backend ns3, or timers: realtime");
   if (backend != BackendKind::kNs3) return;
+  for (size_t i = 0; i < s.transports.size(); ++i)
+    if (s.transports[i].stack == TransportStack::kKernel)
+      throw ScenarioError(s.file, "transports[" + std::to_string(i) + "].stack",
+                          "kernel: the kernel's RC runs on the VM hosts of an emulated lab, not in the ns3 "
+                          "backend's simulated hosts (--backend netns)");
   const emulator::LabSpec lab = emulator::ParseLabFile(SimulationLabFile(s, o));
   if (!lab.sysctls.empty())
     throw emulator::LabError(lab.source, "sysctls",

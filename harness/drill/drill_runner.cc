@@ -22,6 +22,7 @@ using nlohmann::json;
 json RunJson(const TransportRun& run, const Scenario& s) {
   const StepStats st = ComputeStepStats(run.steps);
   const double bound = StepTimeBound(s.slos, run.transport.name, st);
+  const bool kernel = run.transport.stack == TransportStack::kKernel;
   json faults = json::array();
   for (const auto& f : run.faults) {
     json windows = json::array();
@@ -31,8 +32,9 @@ json RunJson(const TransportRun& run, const Scenario& s) {
   }
   return {{"name", run.transport.name},
           {"transport", mrc::ToString(run.transport.transport)},
-          {"ev_mode", mrc::ToString(run.transport.ev_mode)},
-          {"evs", run.transport.evs},
+          {"stack", ToString(run.transport.stack)},
+          {"ev_mode", kernel ? json(nullptr) : json(mrc::ToString(run.transport.ev_mode))},
+          {"evs", kernel ? json(nullptr) : json(run.transport.evs)},
           {"qps_per_peer", run.transport.qps_per_peer},
           {"min_active", run.transport.min_active ? json(*run.transport.min_active) : json(nullptr)},
           {"ack_timeout_seconds", run.transport.ack_timeout_seconds ? json(*run.transport.ack_timeout_seconds)

@@ -41,9 +41,10 @@ JobConfig MakeJobConfig(const Scenario& s, const emulator::ResolvedLab& lab, con
   c.label = t.name;
   std::vector<std::string> lab_hosts;
   for (const auto* h : lab.Hosts()) lab_hosts.push_back(h->name);
-  c.hosts = JobHosts(s, lab_hosts);
+  c.hosts = JobHosts(s, lab_hosts, &t);
   c.ranks_per_host = s.job.ranks_per_host;
   c.transport = t.transport;
+  c.stack = t.stack;
   c.ev_mode = t.ev_mode;
   c.evs_per_qp = t.evs;
   c.qps_per_peer = t.qps_per_peer;
@@ -60,6 +61,43 @@ JobConfig MakeJobConfig(const Scenario& s, const emulator::ResolvedLab& lab, con
   c.io_threads = s.job.io_threads;
   return c;
 }
+
+namespace {
+
+// Our core's endpoints live in namespaces; the kernel's RC needs a kernel per host (a VM) and
+// its buffers fit in the VM's memory.
+void CheckHostKinds(const Scenario& s, const emulator::ResolvedLab& lab, const JobConfig& job, const std::string& field) {
+  for (const std::string& name : job.hosts) {
+    const emulator::ResolvedNode& host = *lab.FindNode(name);
+    if (host.vm && job.stack == TransportStack::kModel)
+      throw ScenarioError(s.file, field,
+                          "transport '" + job.label + "' runs our MRC core, which does not run on VM hosts yet (job " +
+                              "host " + name + " of lab '" + lab.name + "' is runtime: vm); on VM hosts use " +
+                              "transport: rc with stack: kernel, or list namespace hosts in job.hosts");
+    if (!host.vm && job.stack == TransportStack::kKernel)
+      throw ScenarioError(s.file, field + ".stack",
+                          "kernel: the kernel's RC runs on VM hosts only (job host " + name + " of lab '" + lab.name +
+                              "' is a namespace: give it runtime: vm, or list VM hosts in job.hosts)");
+    if (!host.vm) continue;
+    // mrclab-rc-ranks per rank: a landing slot per receive of a step, a send region per write of a phase.
+    const int ranks = static_cast<int>(job.hosts.size()) * job.ranks_per_host;
+    std::vector<CollectiveKind> kinds;
+    uint64_t chunk = 4;
+    for (const auto& c : job.collectives) {
+      kinds.push_back(c.kind);
+      chunk = std::max(chunk, ChunkBytes(c.bytes, ranks));
+    }
+    const uint64_t bytes = uint64_t{static_cast<uint64_t>(job.ranks_per_host)} *
+                           (StepPlan(kinds, ranks).slots() + ranks - 1) * chunk;
+    const uint64_t memory = uint64_t{host.vm->memory_mib} << 20;
+    if (bytes > memory / 2)
+      throw ScenarioError(s.file, "job.collectives",
+                          "the kernel's RC job needs " + MiB(bytes) + " of buffers on VM host " + name + ", which has " +
+                              MiB(memory) + " (memory_mib in its runtimes entry); use smaller sizes or more memory");
+  }
+}
+
+}  // namespace
 
 std::vector<TransportFootprint> CheckJobResources(const Scenario& s, const emulator::ResolvedLab& lab,
                                                   emulator::BackendKind backend) {
@@ -78,6 +116,7 @@ std::vector<TransportFootprint> CheckJobResources(const Scenario& s, const emula
     const TransportSpec& t = s.transports[i];
     const std::string field = "transports[" + std::to_string(i) + "]";
     const JobConfig job = MakeJobConfig(s, lab, t);
+    CheckHostKinds(s, lab, job, field);
     const JobFootprint f = EstimateFootprint(job, ports_per_host);
     for (const auto& c : job.collectives)
       if (ChunkBytes(c.bytes, f.ranks) < 4 * static_cast<uint64_t>(t.qps_per_peer))
@@ -118,6 +157,8 @@ std::vector<TransportDemand> CheckCapacity(const Scenario& s, const emulator::Re
                                            const MachineCapacity& capacity) {
   std::vector<TransportDemand> out;
   for (const TransportSpec& t : s.transports) {
+    // The kernel's RC on VM hosts is bound by the VMs' emulated CPUs, which the model does not know.
+    if (t.stack == TransportStack::kKernel) continue;
     const JobConfig job = MakeJobConfig(s, lab, t);
     const JobDemand d = EstimateDemand(job, lab, capacity);
     if (auto why = DoesNotFit(job, d, capacity)) throw ScenarioError(s.file, "job.collectives", *why);

@@ -21,6 +21,7 @@
 #include "harness/drill/lab_convergence.h"
 #include "harness/drill/run_recorder.h"
 #include "harness/drill/scenario.h"
+#include "harness/job/kernel_rc_job.h"
 #include "harness/job/training_job.h"
 #include "harness/telemetry/lab_observer.h"
 
@@ -155,6 +156,8 @@ class NetnsBackend : public DrillBackend {
   }
 
   std::unique_ptr<Job> CreateJob(const JobConfig& config, Job::EventFn on_event, Job::StepFn on_step) override {
+    if (config.stack == TransportStack::kKernel)
+      return std::make_unique<KernelRcJob>(plan_, config, std::move(on_event), std::move(on_step));
     return std::make_unique<TrainingJob>(plan_, config, std::move(on_event), std::move(on_step));
   }
 
@@ -229,12 +232,6 @@ emulator::ResolvedLab NetnsLabPlan(const Scenario& s, const std::string& lab_ove
   const NetnsLab found = FindNetnsLab(s, lab_override);
   emulator::ResolvedLab plan = found.file_text ? emulator::Resolve(emulator::ParseLabText(*found.file_text, found.reference))
                                                : nx::LoadDeployedLab(found.reference);
-  for (const emulator::ResolvedNode* host : plan.Hosts())
-    if (host->vm)
-      throw ScenarioError(s.file, found.field,
-                          "lab '" + plan.name + "' has VM hosts (" + host->name +
-                              "): the training job does not run on VM hosts yet (their MRC and the kernel's RC "
-                              "are the next part of VM hosts); use a lab without runtime: vm");
   return plan;
 }
 

@@ -168,15 +168,31 @@ TransportSpec ParseTransport(const std::string& file, const std::string& path, c
     const std::string name = node.as<std::string>();
     if (name != "mrc" && name != "rc") throw ScenarioError(file, path, "expected mrc, rc or a mapping");
     t.name = name;
+    t.field = path;
     t.transport = name == "rc" ? mrc::TransportMode::kRc : mrc::TransportMode::kMrc;
     return t;
   }
   Fields f(file, path, node,
-           {"name", "transport", "ev_mode", "evs", "qps_per_peer", "min_active", "ack_timeout", "retry_count"});
+           {"name", "transport", "stack", "hosts", "ev_mode", "evs", "qps_per_peer", "min_active", "ack_timeout",
+            "retry_count"});
+  t.field = path;
+  if (f.Has("hosts")) {
+    t.hosts = f.Strings("hosts");
+    if (t.hosts.empty()) f.Fail(f.Field("hosts"), "an empty list: omit it to run on job.hosts");
+  }
   const std::string transport = f.String("transport", "mrc");
   if (transport != "mrc" && transport != "rc") f.Fail(f.Field("transport"), "expected mrc or rc");
   t.transport = transport == "rc" ? mrc::TransportMode::kRc : mrc::TransportMode::kMrc;
-  t.name = f.String("name", transport);
+  const std::string stack = f.String("stack", "model");
+  if (stack != "model" && stack != "kernel") f.Fail(f.Field("stack"), "expected model or kernel");
+  t.stack = stack == "kernel" ? TransportStack::kKernel : TransportStack::kModel;
+  if (t.stack == TransportStack::kKernel) {
+    if (t.transport != mrc::TransportMode::kRc)
+      f.Fail(f.Field("stack"), "kernel: the kernel's RDMA stack runs RC only (transport: rc)");
+    for (const char* key : {"ev_mode", "evs", "min_active"})
+      if (f.Has(key)) f.Fail(f.Field(key), "the kernel's RC has no EVs (one path per QP, its UDP source port)");
+  }
+  t.name = f.String("name", t.stack == TransportStack::kKernel ? "rc_kernel" : transport);
   const auto mode = mrc::ParseEvMode(f.String("ev_mode", "srv6"));
   if (!mode) f.Fail(f.Field("ev_mode"), "expected srv6 or udp");
   t.ev_mode = *mode;
@@ -380,6 +396,13 @@ Scenario ParseScenarioText(const std::string& text, const std::string& source, c
                    SecondsText(s.max_duration_seconds) + "): the fault would never be applied");
     }
   }
+  for (const TransportSpec& t : s.transports) {
+    if (t.stack != TransportStack::kKernel) continue;
+    for (const FaultSpec& fault : s.faults)
+      if (fault.kind == emulator::FaultKind::kEvDeny || fault.kind == emulator::FaultKind::kPortDisable)
+        f.Fail(fault.field + ".kind", std::string(ToString(fault.kind)) + " acts on our core's QPs; transport '" +
+                                          t.name + "' is the kernel's RC (stack: kernel), which it cannot reach");
+  }
   if (f.Has("slos")) {
     const YAML::Node list = f.Node("slos");
     if (!list.IsSequence()) f.Fail("slos", "expected a list");
@@ -408,20 +431,24 @@ Scenario ParseScenarioFile(const std::string& path) {
   return ParseScenarioText(emulator::ReadInputFile(path), path, dir.empty() ? "." : dir);
 }
 
-std::vector<std::string> JobHosts(const Scenario& s, const std::vector<std::string>& lab_hosts) {
+std::vector<std::string> JobHosts(const Scenario& s, const std::vector<std::string>& lab_hosts,
+                                  const TransportSpec* transport) {
+  const bool own = transport && !transport->hosts.empty();
+  const std::vector<std::string>& listed = own ? transport->hosts : s.job.hosts;
+  const std::string base = own ? transport->field + ".hosts" : "job.hosts";
   std::vector<std::string> out;
-  if (!s.job.hosts.empty()) {
+  if (!listed.empty()) {
     const std::set<std::string> known(lab_hosts.begin(), lab_hosts.end());
     std::set<std::string> seen;
-    for (size_t i = 0; i < s.job.hosts.size(); ++i) {
-      const std::string field = "job.hosts[" + std::to_string(i) + "]";
-      const std::string& h = s.job.hosts[i];
+    for (size_t i = 0; i < listed.size(); ++i) {
+      const std::string field = base + "[" + std::to_string(i) + "]";
+      const std::string& h = listed[i];
       if (!known.count(h))
         throw ScenarioError(s.file, field, "unknown host '" + h + "' (the lab's hosts: " +
                                                (lab_hosts.empty() ? "none" : lab_hosts.front() + " .. " + lab_hosts.back()) + ")");
       if (!seen.insert(h).second) throw ScenarioError(s.file, field, "host '" + h + "' is listed twice");
     }
-    out = s.job.hosts;
+    out = listed;
   } else if (s.job.host_count == 0) {
     out = lab_hosts;
   } else {
@@ -432,7 +459,7 @@ std::vector<std::string> JobHosts(const Scenario& s, const std::vector<std::stri
     for (size_t i = 0; i < n; ++i) out.push_back(lab_hosts[i * total / n]);
   }
   if (out.size() * static_cast<size_t>(s.job.ranks_per_host) < 2)
-    throw ScenarioError(s.file, "job.hosts", "a job needs at least 2 ranks: give 2 or more hosts, or ranks_per_host: 2");
+    throw ScenarioError(s.file, base, "a job needs at least 2 ranks: give 2 or more hosts, or ranks_per_host: 2");
   return out;
 }
 

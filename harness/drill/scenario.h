@@ -20,8 +20,14 @@ namespace mrclab::harness {
 using ScenarioError = emulator::LabError;  // file: field: reason
 
 struct TransportSpec {
-  std::string name;  // label in results ("mrc", "rc", ...)
+  std::string name;   // label in results ("mrc", "rc", ...)
+  std::string field;  // "transports[1]", for messages
+  // The hosts this transport's job runs on, when not job.hosts (VM hosts for the kernel's RC
+  // beside namespace hosts for our core, on the same leaves).
+  std::vector<std::string> hosts;
   mrc::TransportMode transport = mrc::TransportMode::kMrc;
+  // model: our MRC core (namespace hosts, ns-3); kernel: the kernel's RC on VM hosts (rdma_rxe).
+  TransportStack stack = TransportStack::kModel;
   mrc::EvMode ev_mode = mrc::EvMode::kSrv6;
   int evs = 32;
   int qps_per_peer = 1;  // JobConfig::qps_per_peer
@@ -111,7 +117,10 @@ Scenario ParseScenarioText(const std::string& text, const std::string& source, c
 // The job's hosts on a lab whose hosts are `lab_hosts` (in lab order): the listed ones, every
 // one, or `hosts: N` spread evenly (host floor(i * H / N) for i < N). Throws ScenarioError
 // (field job.hosts) when N is more than the lab has.
-std::vector<std::string> JobHosts(const Scenario& s, const std::vector<std::string>& lab_hosts);
+// A transport with hosts of its own (TransportSpec::hosts) runs on those instead; errors then
+// name its field (transports[i].hosts).
+std::vector<std::string> JobHosts(const Scenario& s, const std::vector<std::string>& lab_hosts,
+                                  const TransportSpec* transport = nullptr);
 
 extern const char* const kSloNames[];
 

@@ -116,6 +116,26 @@ TEST(Scenario, ErrorsNameFileFieldAndReason) {
             std::string::npos);
 }
 
+TEST(Scenario, TheKernelsRcIsRcWithoutEvsOrControllerFaults) {
+  const Scenario s = Parse("transports: [{transport: rc, stack: kernel, hosts: [v0, v1], retry_count: 6}]\n");
+  EXPECT_EQ(s.transports[0].stack, TransportStack::kKernel);
+  EXPECT_EQ(s.transports[0].name, "rc_kernel");
+  EXPECT_EQ(s.transports[0].hosts, (std::vector<std::string>{"v0", "v1"}));
+  EXPECT_EQ(Parse("transports: [rc]\n").transports[0].stack, TransportStack::kModel);
+  EXPECT_EQ(ErrorOf(std::string(kBase) + "transports: [{transport: mrc, stack: kernel}]\n"),
+            "s.yaml: transports[0].stack: kernel: the kernel's RDMA stack runs RC only (transport: rc)");
+  EXPECT_EQ(ErrorOf(std::string(kBase) + "transports: [{transport: rc, stack: kernel, evs: 4}]\n"),
+            "s.yaml: transports[0].evs: the kernel's RC has no EVs (one path per QP, its UDP source port)");
+  EXPECT_EQ(ErrorOf(std::string(kBase) + "transports: [{transport: rc, stack: linux}]\n"),
+            "s.yaml: transports[0].stack: expected model or kernel");
+  EXPECT_EQ(ErrorOf(std::string(kBase) + "transports: [{transport: rc, hosts: []}]\n"),
+            "s.yaml: transports[0].hosts: an empty list: omit it to run on job.hosts");
+  EXPECT_EQ(ErrorOf(std::string(kBase) + "transports: [mrc, {transport: rc, stack: kernel}]\n"
+                                         "faults: [{at: 1, kind: port_disable, target: {host: h0, plane: 0}}]\n"),
+            "s.yaml: faults[0].kind: port_disable acts on our core's QPs; transport 'rc_kernel' is the kernel's RC "
+            "(stack: kernel), which it cannot reach");
+}
+
 TEST(Scenario, JobHostsAllListedOrSpreadEvenly) {
   const std::vector<std::string> lab = {"h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7"};
   auto hosts_of = [&](const std::string& hosts) {
@@ -149,6 +169,17 @@ TEST(Scenario, JobHostsAllListedOrSpreadEvenly) {
   EXPECT_EQ(error_of("[h0, h9]").rfind("s.yaml: job.hosts[1]: unknown host 'h9' (the lab's hosts: h0 .. h7)", 0), 0u);
   EXPECT_EQ(error_of("[h0, h1, h0]"), "s.yaml: job.hosts[2]: host 'h0' is listed twice");
   EXPECT_EQ(error_of("[h4]").rfind("s.yaml: job.hosts: a job needs at least 2 ranks", 0), 0u);
+  // A transport's own hosts replace the job's, and errors name its field.
+  const Scenario own = ParseScenarioText(
+      "name: t\nlab: x\njob: {hosts: [h0, h1], collectives: [{kind: all_reduce}]}\n"
+      "transports: [mrc, {transport: rc, stack: kernel, hosts: [h2, h9]}]\n", "s.yaml", ".");
+  EXPECT_EQ(JobHosts(own, lab, &own.transports[0]), (std::vector<std::string>{"h0", "h1"}));
+  try {
+    JobHosts(own, lab, &own.transports[1]);
+    FAIL() << "h9 accepted";
+  } catch (const ScenarioError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("s.yaml: transports[1].hosts[1]: unknown host 'h9'", 0), 0u) << e.what();
+  }
   EXPECT_EQ(ErrorOf("name: a/../b\nlab: x\njob: {collectives: [{kind: all_reduce}]}\n").rfind("s.yaml: name: 'a/../b' must be", 0),
             0u);
 }

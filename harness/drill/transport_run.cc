@@ -204,7 +204,10 @@ TransportRun RunTransport(const TransportRunContext& ctx, const TransportSpec& t
 
   ctx.recorder.Event({{"type", "job_state"}, {"job", name}, {"state", "running"}, {"ranks", job->ranks()}});
   if (metrics) metrics->JobState(name, "running");
-  if (ctx.progress)
+  if (ctx.progress && transport.stack == TransportStack::kKernel)
+    std::fprintf(stderr, "%s: %d ranks, the kernel's RC (rdma_rxe on VM hosts, %d QP(s) per peer); connecting\n",
+                 name.c_str(), job->ranks(), transport.qps_per_peer);
+  else if (ctx.progress)
     std::fprintf(stderr, "%s: %d ranks, %s over %s EVs (%d per QP, %d QP(s) per peer)\n", name.c_str(),
                  job->ranks(), std::string(mrc::ToString(transport.transport)).c_str(),
                  std::string(mrc::ToString(transport.ev_mode)).c_str(), transport.evs, transport.qps_per_peer);

@@ -34,11 +34,17 @@ struct CollectiveSpec {
 enum class PayloadMode { kReal, kVirtual };
 std::string_view ToString(PayloadMode m);
 
+// Whose transport carries the job: our MRC core's (MRC or its RC model, on namespace hosts) or
+// the kernel's RC (libibverbs on rdma_rxe, on VM hosts: harness/job/kernel_rc_job.h).
+enum class TransportStack { kModel, kKernel };
+std::string_view ToString(TransportStack s);
+
 struct JobConfig {
   std::string label = "mrc";          // names this job in events and metrics
   std::vector<std::string> hosts;     // at least one; ranks = hosts * ranks_per_host >= 2
   int ranks_per_host = 1;
   mrc::TransportMode transport = mrc::TransportMode::kMrc;
+  TransportStack stack = TransportStack::kModel;  // kKernel: RC only
   mrc::EvMode ev_mode = mrc::EvMode::kSrv6;
   int evs_per_qp = 32;
   // QPs per pair of ranks that talk (flow splitting, as NCCL_IB_QPS_PER_CONNECTION): each chunk

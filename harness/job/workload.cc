@@ -46,6 +46,7 @@ Piece PieceOf(size_t chunk_words, int pieces, int index) {
 }
 
 std::string_view ToString(PayloadMode m) { return m == PayloadMode::kVirtual ? "virtual" : "real"; }
+std::string_view ToString(TransportStack s) { return s == TransportStack::kKernel ? "kernel" : "model"; }
 
 std::string_view ToString(JobState s) {
   switch (s) {
@@ -578,10 +579,11 @@ WatchdogReport MakeWatchdogReport(const std::string& job, double t_seconds, uint
     for (const auto& qp : peer_state == unfinished.end() ? nlohmann::json::array() : (*peer_state)["qps_with_work"]) {
       const std::string name = qp["qp"];
       if (!name.substr(0, name.find('#')).ends_with(to)) continue;
-      out += ", whose QP to it has " + qp["messages"].dump() + " message(s) outstanding, " +
-             qp["bytes_in_flight"].dump() + " B in flight (window " + qp["window"].dump() + " B), EVs " +
-             qp["evs"].dump() + ", " + qp["retransmissions"].dump() + " retransmissions, " + qp["rto_fired"].dump() +
-             " RTOs";
+      out += ", whose QP to it has " + qp["messages"].dump() + " message(s) outstanding";
+      if (qp.contains("window"))  // our core's QPs; the kernel's show only what verbs tell
+        out += ", " + qp["bytes_in_flight"].dump() + " B in flight (window " + qp["window"].dump() + " B), EVs " +
+               qp["evs"].dump() + ", " + qp["retransmissions"].dump() + " retransmissions, " +
+               qp["rto_fired"].dump() + " RTOs";
     }
     break;
   }

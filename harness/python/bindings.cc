@@ -27,6 +27,7 @@
 #include "harness/drill/drill_runner.h"
 #include "harness/drill/quantities.h"
 #include "harness/drill/scenario.h"
+#include "harness/job/kernel_rc_job.h"
 #include "harness/job/training_job.h"
 
 namespace py = pybind11;
@@ -69,6 +70,9 @@ harness::JobConfig JobConfigFrom(const emulator::ResolvedLab& lab, const json& c
   const std::string transport = c.value("transport", "mrc");
   if (transport != "mrc" && transport != "rc") throw std::invalid_argument("transport must be 'mrc' or 'rc'");
   jc.transport = transport == "rc" ? mrc::TransportMode::kRc : mrc::TransportMode::kMrc;
+  const std::string stack = c.value("stack", "model");
+  if (stack != "model" && stack != "kernel") throw std::invalid_argument("stack must be 'model' or 'kernel'");
+  jc.stack = stack == "kernel" ? harness::TransportStack::kKernel : harness::TransportStack::kModel;
   const auto mode = mrc::ParseEvMode(c.value("ev_mode", "srv6"));
   if (!mode) throw std::invalid_argument("ev_mode must be 'srv6' or 'udp'");
   jc.ev_mode = *mode;
@@ -111,18 +115,24 @@ json StepJson(const harness::StepRecord& r) {
 class PyJob {
  public:
   PyJob(const std::string& lab_name, const py::dict& config) : lab_(nx::LoadDeployedLab(lab_name)) {
-    job_ = std::make_unique<harness::TrainingJob>(
-        lab_, JobConfigFrom(lab_, FromPy(config)),
-        [this](const json& e) {
-          std::lock_guard lock(mu_);
-          events_.push_back(e);
-        },
-        [this](const harness::StepRecord& r) {
-          std::lock_guard lock(mu_);
-          steps_.push_back(StepJson(r));
-        });
+    const harness::JobConfig jc = JobConfigFrom(lab_, FromPy(config));
+    auto on_event = [this](const json& e) {
+      std::lock_guard lock(mu_);
+      events_.push_back(e);
+    };
+    auto on_step = [this](const harness::StepRecord& r) {
+      std::lock_guard lock(mu_);
+      steps_.push_back(StepJson(r));
+    };
+    if (jc.stack == harness::TransportStack::kKernel)
+      job_ = std::make_unique<harness::KernelRcJob>(lab_, jc, on_event, on_step);
+    else
+      job_ = std::make_unique<harness::TrainingJob>(lab_, jc, on_event, on_step);
   }
-  void Start() { job_->Start(); }
+  void Start() {
+    py::gil_scoped_release release;  // the kernel's RC connects its QPs first (seconds on VM hosts)
+    job_->Start();
+  }
   // Waits in slices with the GIL released, checking for Ctrl-C between them.
   bool WaitForSteps(uint64_t n, double timeout) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout);
@@ -193,7 +203,7 @@ class PyJob {
 
  private:
   emulator::ResolvedLab lab_;  // outlives job_
-  std::unique_ptr<harness::TrainingJob> job_;
+  std::unique_ptr<harness::Job> job_;
   std::mutex mu_;
   json steps_ = json::array(), events_ = json::array();
 };

@@ -100,7 +100,7 @@ def side_by_side(cols, runs, labels, diffs):
         rows.append([Cell(title)] + values)
 
     add("run directory", [Cell(c.run.path.name, "muted") for c in cols])
-    add("transport", [Cell(f"{c.t.transport} {c.t.ev_mode} {c.t.evs} EVs") for c in cols])
+    add("transport", [Cell(c.t.kind) for c in cols])
     add("run verdict", [verdict_cell(c.run.verdict, " (changed)" if c.run.verdict != runs[0].verdict else "")
                         for c in cols])
     ride = []

@@ -87,7 +87,7 @@ def step_timeline(run):
                     bbox=dict(boxstyle="round,pad=0.3", fc="white", ec="#c0392b", lw=0.8))
         ax.set_xlim(0, xmax * 1.01)
         verdict = "rode through" if t.rode_through else "did NOT ride through"
-        ax.set_title(f"{t.name} ({t.transport}, {t.evs} EVs {t.ev_mode}): {len(t.steps)} steps, {verdict}",
+        ax.set_title(f"{t.name} ({t.kind}): {len(t.steps)} steps, {verdict}",
                      loc="left", color=colours[t.name])
         ax.set_ylabel("step time (s)")
     axes[-1, 0].set_xlabel("seconds since the transport's first step")

@@ -70,7 +70,7 @@ def transport_table(run):
     rows = []
     for t in run.transports:
         st = t.step_time
-        rows.append([f"{t.name} ({t.transport}, {t.ev_mode}, {t.evs} EVs)", _ride_through(t), t.job.get("state", ""),
+        rows.append([f"{t.name} ({t.kind})", _ride_through(t), t.job.get("state", ""),
                      fmt_number(t.job.get("steps")), fmt_number(t.steps_per_minute),
                      fmt_seconds(st.get("baseline_p50")), fmt_seconds(st.get("p50")), fmt_seconds(st.get("p99")),
                      fmt_seconds(st.get("max")), fmt_bytes(t.job.get("bytes_verified")),

@@ -68,6 +68,14 @@ class Transport:
     ev_series: object = None          # EvSeries or None
     start: float = None               # unix time of its first step (or of its job start)
     end: float = None                 # unix time of its last step (or of its job end)
+    stack: str = "model"              # model (our MRC core) | kernel (the kernel's RC on VM hosts)
+
+    @property
+    def kind(self) -> str:
+        """'mrc, srv6, 32 EVs' for our core's transports; "the kernel's rc, rdma_rxe" for the kernel's."""
+        if self.stack == "kernel":
+            return f"the kernel's {self.transport}, rdma_rxe"
+        return f"{self.transport}, {self.ev_mode}, {self.evs} EVs"
 
 
 @dataclass
@@ -134,10 +142,10 @@ def _transport(doc, i, path):
                             str(f.get("description", "")), windows, f.get("recovery_seconds")))
     return Transport(
         name=str(_require(doc, "name", path, where)), transport=str(doc.get("transport", "")),
-        ev_mode=str(doc.get("ev_mode", "")), evs=int(doc.get("evs", 0) or 0), job=job,
+        ev_mode=str(doc.get("ev_mode") or ""), evs=int(doc.get("evs") or 0), job=job,
         steps_per_minute=doc.get("steps_per_minute"), cpu_seconds=doc.get("cpu_seconds"),
         step_time=doc.get("step_time") or {}, step_time_bound=doc.get("step_time_bound"),
-        rode_through=bool(doc.get("rode_through")), faults=faults)
+        rode_through=bool(doc.get("rode_through")), faults=faults, stack=str(doc.get("stack") or "model"))
 
 
 def _rows(path):

@@ -6,6 +6,7 @@ and perftest's ib_write_bw (/opt/mrclab-perftest) work between them on every pla
 blackhole with retry count 6 and waits it out with 7 (rxe); a blackhole on a VM host's own link
 drops each way (at the leaf's tap); what does not run on VM hosts yet is refused; destroy leaves no qemu, tap or namespace, also after the deployer was SIGKILLed."""
 import json
+import os
 import re
 import signal
 import subprocess
@@ -13,15 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MRCLAB, ROOT, STATE, assert_nothing_left, killed_at_exit, mrclab, wait_for
+from conftest import MRCLAB, STATE, assert_nothing_left, killed_at_exit, mrclab, wait_for
 
 NAME = "t-vm"
 LAB = f"""name: {NAME}
-clos: {{planes: 2, spines_per_plane: 1, leaves_per_plane: 2, hosts: 3, hosts_per_leaf: 2}}
+clos: {{planes: 2, spines_per_plane: 1, leaves_per_plane: 2, hosts: 4, hosts_per_leaf: 2}}
 routing: bgp
 runtimes:
   - {{match: {{kind: host}}, runtime: vm}}
   - {{match: {{node: host1}}, runtime: netns}}
+  - {{match: {{node: host3}}, runtime: netns}}
 """
 
 
@@ -179,9 +181,86 @@ def test_a_blackhole_on_a_vm_hosts_link_drops_each_way_until_reverted(vm_lab):
         wait_for(lambda: pings() == (True, True), timeout=30, what=f"pings after reverting {direction}")
 
 
-def test_what_does_not_run_on_vm_hosts_yet_is_refused(vm_lab):
-    drill = mrclab("drill", ROOT / "scenarios" / "default.yaml", "--lab", NAME, "--check", check=False)
-    assert drill.returncode == 2 and "has VM hosts (host0)" in drill.stderr, drill
+# Each leaf has a VM host and a namespace host: our core's transports run on the namespace
+# hosts, the kernel's RC on the VM hosts, both across p0-spine0 on plane 0 (RC's one path).
+SIDE_BY_SIDE = f"""
+name: side-by-side
+lab: {NAME}
+job:
+  hosts: [host1, host3]
+  collectives: [{{kind: all_reduce, size: 256KiB}}]
+  warmup_steps: 2
+  baseline_steps: 4
+  tail_steps: 3
+transports:
+  - {{name: mrc, transport: mrc, evs: 8}}
+  - {{name: rc_model, transport: rc, ack_timeout: 67ms, retry_count: 6}}
+  - {{name: rc_kernel, transport: rc, stack: kernel, hosts: [host0, host2], ack_timeout: 67ms, retry_count: 6}}
+faults:
+  - {{at: 1, kind: blackhole, target: p0-leaf0:spine0, duration: 4}}
+"""
+
+
+def test_a_drill_runs_mrc_our_rc_model_and_the_kernels_rc_side_by_side(vm_lab, tmp_path):
+    """Under a blackhole on RC's one path, MRC rides through, and both RCs end in retry
+    exceeded about (retries + 1) ACK timeouts after the fault: ours and the kernel's (rdma_rxe,
+    driven by /opt/mrclab-rc-ranks in the VM hosts), every byte that landed checked."""
+    scenario = tmp_path / "side.yaml"
+    scenario.write_text(SIDE_BY_SIDE)
+    check = mrclab("drill", scenario, "--check")
+    assert "job rc_kernel 2 ranks, 1 QP pairs: the kernel's RC on VM hosts" in check.stdout, check.stdout
+    drill = mrclab("drill", scenario, "--json", "--out", tmp_path / "runs", timeout=600)
+    result = json.loads(drill.stdout)
+    run_dir = next((tmp_path / "runs").iterdir())
+    runs = {t["name"]: t for t in result["transports"]}
+    assert runs["mrc"]["rode_through"] and runs["mrc"]["job"]["state"] == "completed", drill.stdout
+    assert "retry_exceeded" in runs["rc_model"]["job"]["reason"], runs["rc_model"]
+    kernel = runs["rc_kernel"]
+    assert kernel["stack"] == "kernel" and kernel["evs"] is None, kernel
+    assert kernel["job"]["state"] == "interrupted", kernel
+    assert "transport retry counter exceeded, rdma_rxe" in kernel["job"]["reason"], kernel["job"]
+    assert kernel["job"]["steps"] >= 6 and kernel["job"]["bytes_verified"] > 0 and kernel["job"]["bytes_lost"] == 0
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    applied = next(e["t"] for e in events if e["type"] == "fault_applied" and e["job"] == "rc_kernel")
+    failed = next(e for e in events if e["type"] == "qp_state" and e["job"] == "rc_kernel")
+    assert failed["stack"] == "kernel" and failed["to"] == "error", failed
+    assert 0.2 < failed["t"] - applied < 3, (applied, failed)  # 7 x 67 ms; loose: a busy machine
+    # Nothing of the job is left in the guests.
+    wait_for(lambda: guest("host0", "pgrep", "-x", "mrclab-rc-ranks", check=False).returncode == 1, timeout=30,
+             what="mrclab-rc-ranks to exit in host0")
+
+
+def test_the_kernels_rc_job_from_python(vm_lab):
+    """mrclab.Lab(...).job(stack='kernel') runs the same job from Python: steps complete and
+    verify, and the result is a plain job result."""
+    script = f"""
+import json, mrclab
+lab = mrclab.Lab.attach({NAME!r})
+with lab.job(transport="rc", stack="kernel", hosts=["host0", "host2"], steps=4, ranks_per_host=2,
+             collectives=[("all_to_all", "64KiB"), ("all_reduce", "128KiB")], qps_per_peer=2) as job:
+    job.start()
+    print(json.dumps(job.wait()))
+"""
+    env = dict(os.environ, PYTHONPATH=str(Path(MRCLAB).parent / "python"))
+    out = subprocess.run(["/usr/bin/python3", "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["state"] == "completed" and result["steps"] == 4, result
+    assert result["bytes_verified"] > 0 and result["bytes_lost"] == 0, result
+
+
+def test_what_does_not_run_on_vm_hosts_yet_is_refused(vm_lab, tmp_path):
+    scenario = tmp_path / "mrc-on-vms.yaml"
+    job = "collectives: [{kind: all_reduce, size: 64KiB}]"
+    scenario.write_text(f"name: mrc-on-vms\nlab: {NAME}\njob: {{hosts: [host0, host1], {job}}}\ntransports: [mrc]\n")
+    drill = mrclab("drill", scenario, "--check", check=False)
+    assert drill.returncode == 2 and "transports[0]: transport 'mrc' runs our MRC core, which does not run on VM " \
+        "hosts yet (job host host0" in drill.stderr, drill
+    scenario.write_text(f"name: k\nlab: {NAME}\njob: {{hosts: [host1, host3], {job}}}\n"
+                        "transports: [{transport: rc, stack: kernel}]\n")
+    drill = mrclab("drill", scenario, "--check", check=False)
+    assert drill.returncode == 2 and "transports[0].stack: kernel: the kernel's RC runs on VM hosts only (job host " \
+        "host1" in drill.stderr, drill
     perf = mrclab("perf", NAME, "host0", "host1", "--transport", "rc", check=False)
     assert perf.returncode == 2 and "both hosts must be VM hosts" in perf.stderr, perf
     perf = mrclab("perf", NAME, "host0", "host2", check=False)

@@ -10,10 +10,17 @@
 //
 // Requests:  {"id": N, "op": "ping"}
 //            {"id": N, "op": "exec", "argv": [...], "timeout_s": T, "stdin": "..."}
+//            {"id": N, "op": "attach", "argv": [...], "timeout_s": T}
 // Answers:   {"id": N, "pong": true, "uptime_s": U}
 //            {"id": N, "status": S, "stdout": "...", "stderr": "...", "timed_out": B}
 //            {"id": N, "error": "..."}   (a request it cannot run: bad JSON, exec failed)
 // S is the exit status, or 128 + the signal that ended the command.
+//
+// attach lends the port to the command: its stdin and stdout are the port itself (non-blocking),
+// so the host and the command talk directly, line by line, until the command exits; then the
+// agent takes the port back and answers as for exec (stdout ""). The host sends nothing more
+// until the command's first line (what it sent before would reach the agent, not the command).
+// A command whose host went away reads end of file on its stdin.
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -148,6 +155,7 @@ struct Command {
   nlohmann::json id;
   size_t port = 0;  // index of the port the request came from, where the answer goes
   pid_t pid = -1;
+  bool attached = false;   // the command has the port (stdin and stdout)
   int out = -1, err = -1;  // pipes, -1 once at EOF
   std::string stdout_text, stderr_text;
   Clock::time_point deadline;
@@ -159,7 +167,11 @@ struct Command {
 class Agent {
  public:
   explicit Agent(std::vector<int> ports)
-      : ports_(std::move(ports)), buffers_(ports_.size()), pending_(ports_.size()), hung_until_(ports_.size()) {}
+      : ports_(std::move(ports)),
+        buffers_(ports_.size()),
+        pending_(ports_.size()),
+        hung_until_(ports_.size()),
+        lent_(ports_.size(), false) {}
 
   [[noreturn]] void Run() {
     for (;;) {
@@ -168,7 +180,8 @@ class Agent {
       for (size_t p = 0; p < ports_.size(); ++p) {
         // A port with no host connected polls readable and hung up at once: it is left out
         // (fd -1) for kHungRecheck after each time it was found so, instead of spinning on it.
-        const int fd = now < hung_until_[p] ? -1 : ports_[p];
+        // A port lent to an attached command is its, not ours.
+        const int fd = now < hung_until_[p] || lent_[p] ? -1 : ports_[p];
         fds.push_back({fd, static_cast<short>(POLLIN | (pending_[p].empty() ? 0 : POLLOUT)), 0});
       }
       for (auto& [pid, c] : commands_) {
@@ -243,17 +256,18 @@ class Agent {
       Send(port, {{"id", id}, {"pong", true}, {"uptime_s", up.tv_sec + up.tv_nsec / 1e9}});
       return;
     }
-    if (op != "exec" || !request.contains("argv") || !request["argv"].is_array() || request["argv"].empty()) {
-      Send(port, {{"id", id}, {"error", "expected op ping, or op exec with a non-empty argv"}});
+    if ((op != "exec" && op != "attach") || !request.contains("argv") || !request["argv"].is_array() ||
+        request["argv"].empty()) {
+      Send(port, {{"id", id}, {"error", "expected op ping, or op exec or attach with a non-empty argv"}});
       return;
     }
     std::vector<std::string> argv;
     for (const auto& a : request["argv"]) argv.push_back(a.is_string() ? a.get<std::string>() : a.dump());
-    Start(port, id, argv, request.value("timeout_s", 60.0), request.value("stdin", std::string()));
+    Start(port, id, argv, request.value("timeout_s", 60.0), request.value("stdin", std::string()), op == "attach");
   }
 
   void Start(size_t port, const nlohmann::json& id, const std::vector<std::string>& argv, double timeout_s,
-             const std::string& input) {
+             const std::string& input, bool attach) {
     int out[2], err[2], in[2], ready[2];
     if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(in, O_CLOEXEC) || pipe2(ready, O_CLOEXEC)) {
       Send(port, {{"id", id}, {"error", std::string("pipe: ") + std::strerror(errno)}});
@@ -262,8 +276,8 @@ class Agent {
     pid_t pid = fork();
     if (pid == 0) {
       setsid();
-      dup2(in[0], 0);
-      dup2(out[1], 1);
+      dup2(attach ? ports_[port] : in[0], 0);
+      dup2(attach ? ports_[port] : out[1], 1);
       dup2(err[1], 2);
       std::vector<char*> args;
       for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -296,6 +310,11 @@ class Agent {
     c.id = id;
     c.port = port;
     c.pid = pid;
+    c.attached = attach;
+    if (attach) {
+      lent_[port] = true;
+      buffers_[port].clear();
+    }
     c.out = out[0];
     c.err = err[0];
     c.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
@@ -340,6 +359,7 @@ class Agent {
       if (c.exited && ((c.out < 0 && c.err < 0) || now > c.deadline)) {
         for (int fd : {c.out, c.err})
           if (fd >= 0) close(fd);
+        if (c.attached) lent_[c.port] = false;
         Send(c.port, {{"id", c.id}, {"status", c.status}, {"stdout", c.stdout_text}, {"stderr", c.stderr_text},
               {"timed_out", c.timed_out}});
         it = commands_.erase(it);
@@ -353,6 +373,7 @@ class Agent {
   std::vector<std::string> buffers_;  // per port: what came after its last full line
   std::vector<std::string> pending_;  // per port: answers not written yet
   std::vector<Clock::time_point> hung_until_;  // per port: left out of poll until then
+  std::vector<bool> lent_;                     // per port: an attached command has it
   std::map<pid_t, Command> commands_;
 };
 

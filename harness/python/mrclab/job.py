@@ -2,7 +2,6 @@
 controller calls (EV states, deny/allow, port disable)."""
 from __future__ import annotations
 
-from typing import Sequence
 
 from . import _mrclab
 
@@ -12,6 +11,8 @@ class Job:
 
     hosts            list of hosts (default: every host); ranks_per_host (default 1)
     transport        'mrc' (default) or 'rc';  ev_mode 'srv6' (default) or 'udp';  evs per QP (32)
+    stack            'model' (default: our MRC core, on namespace hosts) or 'kernel' (transport
+                     'rc' on VM hosts: the kernel's RC, rdma_rxe; no EVs, no controller calls)
     qps_per_peer     QPs per pair of ranks, each chunk split over them (1)
     min_active       MRC: the fewest EVs a QP keeps GOOD (default: the core's, 1)
     ack_timeout      RC: local ACK timeout in seconds (0.008);  retry_count RC: consecutive
