@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -43,6 +44,8 @@ class Connection {
       throw std::runtime_error("guest agent " + path + ": " + std::strerror(errno));
   }
   ~Connection() { close(fd_); }
+  int fd() const { return fd_; }
+  std::string TakeBuffer() { return std::exchange(buffer_, {}); }
 
   void Send(const json& request) {
     const std::string line = request.dump() + "\n";
@@ -164,12 +167,32 @@ GuestResult GuestAgent::Exec(const std::vector<std::string>& argv, std::chrono::
 }
 
 struct GuestSession::Impl {
-  Impl(const std::string& vm_dir, Clock::time_point deadline)
-      : lock(vm_dir, deadline), connection(AgentSocketPath(vm_dir, lock.port())) {}
+  Impl(const std::string& dir, Clock::time_point deadline)
+      : vm_dir(dir), lock(dir, deadline), connection(AgentSocketPath(dir, lock.port())) {}
+  std::string vm_dir;
   PortLock lock;
   Connection connection;
   uint64_t id = NewId();
   std::string command;
+  int pid = 0;  // the command's, from its first line
+
+  // The command ended before the port goes back to the pool. Disconnecting alone would race:
+  // the next caller of this port could connect before the command has read its end of file,
+  // and its request would reach the command. So: kill it by PID (over another port), wait until
+  // the agent has reaped it (which takes the port back; its answer comes to us), then go.
+  ~Impl() {
+    if (pid <= 0) return;
+    const GuestAgent agent(vm_dir);
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    try {
+      agent.Exec({"kill", "-KILL", std::to_string(pid)}, std::chrono::seconds(5));
+      while (Clock::now() < deadline &&
+             agent.Exec({"kill", "-0", std::to_string(pid)}, std::chrono::seconds(5)).status == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    } catch (const std::exception&) {
+      // The VM is gone or stuck: nothing will use the port.
+    }
+  }
 };
 
 GuestSession::GuestSession(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -189,14 +212,22 @@ std::optional<json> GuestSession::Receive(Clock::time_point deadline) {
                            (err.empty() ? "" : ": " + err));
 }
 
+std::pair<int, std::string> GuestSession::TakeStream() {
+  const int fd = fcntl(impl_->connection.fd(), F_DUPFD_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error(std::string("guest session: dup: ") + std::strerror(errno));
+  return {fd, impl_->connection.TakeBuffer()};
+}
+
 std::pair<GuestSession, json> GuestAgent::Attach(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
                                                  Clock::time_point first_line_by) const {
   auto impl = std::make_unique<GuestSession::Impl>(vm_dir_, first_line_by);
   impl->command = argv[0];
   impl->connection.Send({{"id", impl->id}, {"op", "attach"}, {"argv", argv}, {"timeout_s", timeout.count() / 1000.0}});
+  GuestSession::Impl* raw = impl.get();
   GuestSession session(std::move(impl));
   std::optional<json> first = session.Receive(first_line_by);
   if (!first) throw std::runtime_error("guest agent: " + argv[0] + " said nothing before the deadline");
+  if (first->is_object()) raw->pid = first->value("pid", 0);
   return {std::move(session), std::move(*first)};
 }
 

@@ -32,7 +32,9 @@ std::string AgentSocketPath(const std::string& vm_dir, int port);
 
 // A command in the guest that talks with the host one JSON line at a time, for as long as it
 // runs (the agent's op attach: the command's stdin and stdout are the agent port, which the
-// session holds). Destroying the session disconnects: the command reads end of file.
+// session holds). A command whose first line gives its "pid" is killed when the session is
+// destroyed, which waits (up to 10 s) until the agent has reaped it and taken the port back;
+// without a pid the command reads end of file once the session disconnects.
 class GuestSession {
  public:
   struct Impl;
@@ -45,6 +47,10 @@ class GuestSession {
   // The command's next line (parsed), or nothing by the deadline. Throws std::runtime_error
   // naming the command once it has ended (its exit status and stderr) or the VM went away.
   std::optional<nlohmann::json> Receive(std::chrono::steady_clock::time_point deadline);
+  // For a command that goes on in binary after its lines: a duplicate of the connection's fd
+  // (the caller's to close) and what was read past the last line Receive returned. The session
+  // still holds the agent port until destroyed.
+  std::pair<int, std::string> TakeStream();
 
  private:
   std::unique_ptr<Impl> impl_;

@@ -9,6 +9,7 @@
 #include "emulator/netns/vm_hosts.h"
 #include "emulator/resolved_lab.h"
 #include "harness/job/perf_plan.h"
+#include "harness/job/vm_endpoint.h"
 #include "mrc/asio/perf.h"
 
 namespace mrclab::harness {
@@ -66,6 +67,23 @@ bool AnyVmHost(const ResolvedLab& lab, const std::vector<std::string>& hosts) {
   return false;
 }
 
+// Our core with a VM host on either side: the endpoint here, its datagrams through the guest
+// (harness/job/vm_endpoint.h); the sessions keep the relays while the run lasts.
+mrc::PerfResult CorePerfWithVmHosts(const ResolvedLab& lab, const PerfArgs& a) {
+  mrc::PerfConfig config = BuildConfig(lab, a);
+  config.udp_port = kMrcPortBesideRxe;
+  std::vector<emulator::netns::GuestSession> relays;
+  config.make_endpoint = [&](boost::asio::io_context& io, const mrc::AsioEndpointConfig& ec,
+                             bool server) -> std::unique_ptr<mrc::Endpoint> {
+    const emulator::ResolvedNode& host = *lab.FindNode(server ? a.dst : a.src);
+    if (!host.vm) return std::make_unique<mrc::AsioEndpoint>(io, ec);
+    VmEndpoint vm = OpenVmEndpoint(lab, host, io, ec.ports, ec.ev_mode, ec.udp_port, ec.key_seed);
+    relays.push_back(std::move(vm.session));
+    return std::move(vm.endpoint);
+  };
+  return mrc::RunPerf(config);
+}
+
 // Between VM hosts: the kernel's RC (rdma_rxe) with mrclab-rdma (emulator/netns/vm_hosts.h).
 int KernelRcPerf(const ResolvedLab& lab, const PerfArgs& a) {
   for (const std::string& host : {a.src, a.dst}) {
@@ -74,8 +92,6 @@ int KernelRcPerf(const ResolvedLab& lab, const PerfArgs& a) {
       throw std::invalid_argument("perf between a VM host and " + host + ": both hosts must be VM hosts (the kernel's "
                                   "RC on one side needs it on the other)");
   }
-  if (a.transport != "rc")
-    throw std::invalid_argument("VM hosts run the kernel's RC only (MRC on VM hosts is not there yet): use --transport rc");
   if (a.size) throw std::invalid_argument("--size: VM hosts run for --duration");
   if (a.msg < 1 || a.msg > (1u << 30)) throw std::invalid_argument("--msg: 1 byte .. 1 GiB");
   const emulator::netns::KernelRcRun run =
@@ -119,15 +135,18 @@ void AddPerfCommand(CLI::App& app, int& exit_status) {
   cmd->add_flag("--json", a.json, "Everything, machine-readable");
   cmd->footer("Example: mrclab perf clos2 host0 host5 --evs 64 --duration 3\n"
               "Every byte is verified at the receiver; per-EV packet counts and states are shown.\n"
-              "Between two VM hosts (runtimes: vm) --transport rc measures the kernel's RC (rdma_rxe) instead:\n"
+              "With a VM host (runtimes: vm) on either side, MRC's datagrams go through its guest's kernel\n"
+              "(UDP port 4792: rdma_rxe holds 4791 there). Between two VM hosts --transport rc measures the\n"
+              "kernel's RC (rdma_rxe) instead of our RC model:\n"
               "  mrclab perf vmlab host0 host2 --transport rc --msg 65536 --duration 5");
   cmd->callback([&exit_status] {
     ResolvedLab lab = emulator::netns::LoadDeployedLab(a.lab);
-    if (AnyVmHost(lab, {a.src, a.dst})) {
+    const bool vm = AnyVmHost(lab, {a.src, a.dst});
+    if (vm && a.transport == "rc") {
       exit_status = KernelRcPerf(lab, a);
       return;
     }
-    mrc::PerfResult result = mrc::RunPerf(BuildConfig(lab, a));
+    mrc::PerfResult result = vm ? CorePerfWithVmHosts(lab, a) : mrc::RunPerf(BuildConfig(lab, a));
     if (a.json)
       std::cout << result.ToJson().dump(2) << "\n";
     else

@@ -1,5 +1,6 @@
 #include "harness/job/kernel_rc_job.h"
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -11,6 +12,7 @@
 #include "emulator/netns/vm_guest_agent.h"
 #include "emulator/wall_clock.h"
 #include "harness/job/kernel_rc_plan.h"
+#include "harness/job/step_barrier.h"
 #include "harness/job/workload.h"
 
 namespace mrclab::harness {
@@ -39,24 +41,19 @@ struct KernelRcJob::Impl {
     std::optional<json> unfinished;  // the answer to "describe"
   };
 
-  KernelRcJob* owner;
   JobConfig config;
   EventFn on_event;
   StepFn on_step;
   std::vector<std::unique_ptr<Host>> hosts;
   int rank_count = 0;
   std::thread coordinator;
-
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<std::optional<RankTimes>> reports;
-  int done_ranks = 0;
-  std::string failure;
-  bool stop_requested = false, closing = false;
+  std::unique_ptr<StepBarrier> barrier;
+  std::vector<std::optional<RankTimes>> reports;  // this step's, under barrier->mutex()
+  std::condition_variable described;              // every host answered "describe"
+  std::atomic<bool> closing{false};
   JobResult result;
 
-  Impl(KernelRcJob* o, JobConfig c, EventFn e, StepFn s)
-      : owner(o), config(std::move(c)), on_event(std::move(e)), on_step(std::move(s)) {}
+  Impl(JobConfig c, EventFn e, StepFn s) : config(std::move(c)), on_event(std::move(e)), on_step(std::move(s)) {}
 
   void Build(const emulator::ResolvedLab& lab) {
     if (config.transport != mrc::TransportMode::kRc)
@@ -69,6 +66,7 @@ struct KernelRcJob::Impl {
     }
     std::vector<json> plans = PlanKernelRc(lab, config);
     rank_count = static_cast<int>(config.hosts.size()) * config.ranks_per_host;
+    barrier = std::make_unique<StepBarrier>(rank_count, config.step_timeout_seconds, config.max_steps);
     const nx::LabPaths paths(lab.name);
     for (size_t h = 0; h < plans.size(); ++h) {
       auto host = std::make_unique<Host>();
@@ -77,7 +75,6 @@ struct KernelRcJob::Impl {
       host->open = std::move(plans[h]);
       hosts.push_back(std::move(host));
     }
-    result.payload = PayloadMode::kReal;
   }
 
   // Sends `request` to every host and waits for each one's line of `type` by the deadline.
@@ -125,17 +122,12 @@ struct KernelRcJob::Impl {
   // --- readers -------------------------------------------------------------------------------
   void Read(Host& h) {
     try {
-      while (!Closing())
+      while (!closing)
         if (std::optional<json> line = h.session->Receive(Clock::now() + std::chrono::milliseconds(200)))
           Handle(h, *line);
     } catch (const std::exception& e) {
-      if (!Closing()) Fail(h.name + ": " + e.what());
+      if (!closing) barrier->Fail(h.name + ": " + e.what());
     }
-  }
-
-  bool Closing() {
-    std::lock_guard lock(mu);
-    return closing;
   }
 
   void Handle(Host& h, const json& line) {
@@ -149,94 +141,48 @@ struct KernelRcJob::Impl {
       t.retries = line.value("retries", uint64_t{0});
       const int rank = line.at("rank");
       if (t.started.size() != config.collectives.size() || t.finished.size() != config.collectives.size())
-        return Fail(h.name + ": a rank_done without a time per collective: " + line.dump());
-      std::lock_guard lock(mu);
-      if (rank < 0 || rank >= rank_count || reports[rank]) return;
-      reports[rank] = std::move(t);
-      ++done_ranks;
-      cv.notify_all();
+        return barrier->Fail(h.name + ": a rank_done without a time per collective: " + line.dump());
+      {
+        std::lock_guard lock(barrier->mutex());
+        if (rank < 0 || rank >= rank_count || reports[rank]) return;
+        reports[rank] = std::move(t);
+      }
+      barrier->RankDone();
     } else if (type == "qp_error") {
       const std::string qp = line.value("qp", ""), status = line.value("status", "");
       if (on_event)
         on_event({{"type", "qp_state"}, {"qp", qp}, {"to", "error"}, {"reason", status}, {"stack", "kernel"},
                   {"t", emulator::UnixNow()}, {"job", config.label}});
-      Fail("QP " + qp + " entered the error state (" + status + ", rdma_rxe)");
+      barrier->Fail("QP " + qp + " entered the error state (" + status + ", rdma_rxe)");
     } else if (type == "unfinished") {
-      std::lock_guard lock(mu);
+      std::lock_guard lock(barrier->mutex());
       h.unfinished = line.value("ranks", json::array());
-      cv.notify_all();
+      described.notify_all();
     } else if (type == "error") {
-      Fail(h.name + ": " + line.value("message", std::string()));
+      barrier->Fail(h.name + ": " + line.value("message", std::string()));
     }
-  }
-
-  void Fail(const std::string& reason) {
-    std::lock_guard lock(mu);
-    if (failure.empty()) failure = reason;
-    cv.notify_all();
   }
 
   // --- coordinator ---------------------------------------------------------------------------
   void Run() {
-    const auto t0 = Clock::now();
-    for (uint64_t step = 0;; ++step) {
-      std::unique_lock lock(mu);
-      if (stop_requested || (config.max_steps && step >= config.max_steps)) {
-        result.state = JobState::kCompleted;
-        break;
+    StepBarrier::Hooks hooks;
+    hooks.begin = [this](uint64_t step) {
+      {
+        std::lock_guard lock(barrier->mutex());
+        reports.assign(rank_count, std::nullopt);
       }
-      done_ranks = 0;
-      reports.assign(rank_count, std::nullopt);
-      lock.unlock();
-      const double start = emulator::UnixNow();
       try {
         for (auto& h : hosts) {
           h->step_sent = emulator::UnixNow();
           h->session->Send({{"op", "step"}, {"step", step}});
         }
       } catch (const std::exception& e) {
-        Fail(e.what());
+        barrier->Fail(e.what());
       }
-      lock.lock();
-      const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                               std::chrono::duration<double>(config.step_timeout_seconds));
-      const bool finished = cv.wait_until(lock, deadline, [&] { return done_ranks == rank_count || !failure.empty(); });
-      if (!failure.empty()) {
-        result.state = JobState::kInterrupted;
-        result.reason = "step " + std::to_string(step) + ": " + failure;
-        break;
-      }
-      if (!finished) {
-        const int done = done_ranks;
-        lock.unlock();
-        const std::string where = ReportUnfinished(step, done);
-        lock.lock();
-        result.state = JobState::kInterrupted;
-        result.reason = "watchdog: step " + std::to_string(step) + " did not finish within " +
-                        std::to_string(config.step_timeout_seconds) + " s (" + std::to_string(done) + " of " +
-                        std::to_string(rank_count) + " ranks done)" + where;
-        break;
-      }
-      StepRecord rec = Assemble(step);
-      rec.start = start;
-      rec.end = emulator::UnixNow();
-      rec.seconds = rec.end - rec.start;
-      result.steps = step + 1;
-      result.bytes_verified += rec.bytes_verified;
-      result.bytes_bad += rec.bytes_bad;
-      result.retransmissions += rec.retransmissions;
-      lock.unlock();
-      if (on_step) on_step(rec);
-      lock.lock();
-      owner->steps_done_.store(step + 1);
-      cv.notify_all();
-    }
-    result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    {
-      std::lock_guard lock(mu);
-      owner->state_.store(result.state);
-    }
-    cv.notify_all();
+    };
+    hooks.assemble = [this](uint64_t step) { return Assemble(step); };
+    hooks.unfinished = [this](uint64_t step, int done) { return ReportUnfinished(step, done); };
+    result = barrier->Run(hooks, on_step);
   }
 
   StepRecord Assemble(uint64_t step) const {
@@ -264,7 +210,7 @@ struct KernelRcJob::Impl {
   // The watchdog's evidence, as TrainingJob gives it: where every unfinished rank is, from
   // each VM's answer to "describe" (a VM that does not answer within 2 s is named).
   std::string ReportUnfinished(uint64_t step, int done) {
-    std::unique_lock lock(mu);
+    std::unique_lock lock(barrier->mutex());
     for (auto& h : hosts) h->unfinished.reset();
     lock.unlock();
     for (auto& h : hosts) {
@@ -274,7 +220,7 @@ struct KernelRcJob::Impl {
       }
     }
     lock.lock();
-    cv.wait_for(lock, std::chrono::seconds(2), [&] {
+    described.wait_for(lock, std::chrono::seconds(2), [&] {
       for (auto& h : hosts)
         if (!h->unfinished) return false;
       return true;
@@ -295,13 +241,8 @@ struct KernelRcJob::Impl {
   }
 
   void Close() {
-    {
-      std::lock_guard lock(mu);
-      closing = true;
-      stop_requested = true;
-      if (failure.empty()) failure = "job destroyed";
-      cv.notify_all();
-    }
+    closing = true;
+    barrier->Destroy();
     if (coordinator.joinable()) coordinator.join();
     for (auto& h : hosts)
       if (h->reader.joinable()) h->reader.join();
@@ -310,7 +251,7 @@ struct KernelRcJob::Impl {
 };
 
 KernelRcJob::KernelRcJob(const emulator::ResolvedLab& lab, JobConfig config, EventFn on_event, StepFn on_step)
-    : impl_(std::make_unique<Impl>(this, std::move(config), std::move(on_event), std::move(on_step))) {
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(on_event), std::move(on_step))) {
   impl_->Build(lab);
 }
 
@@ -320,7 +261,7 @@ int KernelRcJob::ranks() const { return impl_->rank_count; }
 
 void KernelRcJob::Start() {
   impl_->Setup();
-  state_.store(JobState::kRunning);
+  impl_->barrier->MarkRunning();
   for (auto& host : impl_->hosts) {
     Impl::Host* h = host.get();
     h->reader = std::thread([this, h] { impl_->Read(*h); });
@@ -329,17 +270,11 @@ void KernelRcJob::Start() {
 }
 
 bool KernelRcJob::WaitForSteps(uint64_t steps, double timeout_seconds) {
-  std::unique_lock lock(impl_->mu);
-  impl_->cv.wait_for(lock, std::chrono::duration<double>(timeout_seconds), [&] {
-    return steps_done_.load() >= steps || state_.load() != JobState::kRunning;
-  });
-  return steps_done_.load() >= steps;
+  return impl_->barrier->WaitForSteps(steps, timeout_seconds);
 }
-
-void KernelRcJob::RequestStop() {
-  std::lock_guard lock(impl_->mu);
-  impl_->stop_requested = true;
-}
+void KernelRcJob::RequestStop() { impl_->barrier->RequestStop(); }
+JobState KernelRcJob::state() const { return impl_->barrier->state(); }
+uint64_t KernelRcJob::steps_done() const { return impl_->barrier->steps_done(); }
 
 JobResult KernelRcJob::Wait() {
   if (impl_->coordinator.joinable()) impl_->coordinator.join();

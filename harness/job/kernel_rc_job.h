@@ -1,9 +1,9 @@
 // The real-time driver of a training job over the kernel's RC on VM hosts: each VM host runs
 // its ranks in /opt/mrclab-rc-ranks (emulator/netns/guest/mrclab_rc_ranks.cc, libibverbs on
 // rdma_rxe), attached through the guest agent, with the plan of kernel_rc_plan.h; this side is
-// the coordinator, as in TrainingJob: it releases every rank into a step, waits for every
-// rank's report, records the step, and interrupts the job on a QP error (retry exceeded) or
-// when a step exceeds `step_timeout_seconds` (the watchdog).
+// the coordinator, with TrainingJob's step barrier (step_barrier.h): every rank released into a
+// step, the step recorded once every rank reported, the job interrupted on a QP error (retry
+// exceeded) or when a step exceeds `step_timeout_seconds` (the watchdog).
 //
 //   Start: attach one mrclab-rc-ranks per VM host ─► open (plan) ─► all listen ─► connect
 //          ─► all connected
@@ -14,7 +14,6 @@
 // SnapshotEvs is empty. Retransmissions are rxe's retries (completer_retry_err) per VM.
 #pragma once
 
-#include <atomic>
 #include <memory>
 
 #include "emulator/resolved_lab.h"
@@ -37,8 +36,8 @@ class KernelRcJob : public Job {
   bool WaitForSteps(uint64_t steps, double timeout_seconds) override;
   void RequestStop() override;
   JobResult Wait() override;
-  JobState state() const override { return state_.load(); }
-  uint64_t steps_done() const override { return steps_done_.load(); }
+  JobState state() const override;
+  uint64_t steps_done() const override;
   int ranks() const override;
   int SetEvDenied(const std::string&, const std::string&, int, bool) override { return 0; }
   int SetPortEnabled(const std::string&, int, bool) override { return 0; }
@@ -47,8 +46,6 @@ class KernelRcJob : public Job {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  std::atomic<JobState> state_{JobState::kIdle};
-  std::atomic<uint64_t> steps_done_{0};
 };
 
 }  // namespace mrclab::harness

@@ -1,7 +1,6 @@
 #include "harness/job/training_job.h"
 
 #include <chrono>
-#include <condition_variable>
 #include <future>
 #include <mutex>
 #include <stdexcept>
@@ -15,25 +14,22 @@
 #include "emulator/host_machine.h"
 #include "emulator/wall_clock.h"
 #include "harness/job/ev_plan.h"
+#include "harness/job/step_barrier.h"
+#include "harness/job/vm_endpoint.h"
 #include "harness/job/workload.h"
 #include "mrc/asio/asio_endpoint.h"
 #include "mrc/core/qp_presets.h"
 
 namespace mrclab::harness {
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-}  // namespace
 
 struct TrainingJob::Impl {
   struct Host {
     int index = 0, io = 0;
-    std::unique_ptr<mrc::AsioEndpoint> endpoint;
+    std::optional<emulator::netns::GuestSession> relay;  // a VM host's: vm_endpoint.h
+    std::unique_ptr<mrc::Endpoint> endpoint;            // AsioEndpoint, or a VM host's RelayEndpoint
     std::unique_ptr<boost::asio::steady_timer> timer;  // the workload's compute phases
   };
 
-  TrainingJob* owner;
   JobConfig config;
   EventFn on_event;
   StepFn on_step;
@@ -46,38 +42,42 @@ struct TrainingJob::Impl {
   std::vector<std::thread> io_threads;
   std::thread coordinator;
 
-  std::mutex mu;
-  std::condition_variable cv;
-  std::vector<RankReport> reports;
-  int done_ranks = 0;
-  std::string failure;
-  bool stop_requested = false;
+  std::unique_ptr<StepBarrier> barrier;
+  std::vector<RankReport> reports;  // this step's, under barrier->mutex()
   JobResult result;
 
-  Impl(TrainingJob* o, JobConfig c, EventFn e, StepFn s)
-      : owner(o), config(std::move(c)), on_event(std::move(e)), on_step(std::move(s)) {}
+  Impl(JobConfig c, EventFn e, StepFn s) : config(std::move(c)), on_event(std::move(e)), on_step(std::move(s)) {}
 
   double Unix(mrc::Timestamp t) const { return unix_epoch + t.nanoseconds() * 1e-9; }
 
   void Build(const emulator::ResolvedLab& lab) {
     if (config.io_threads < 1) throw std::invalid_argument("io_threads must be at least 1");
-    result.payload = config.payload;
     const int io_count = std::min<int>(config.io_threads, config.hosts.size());
     for (int i = 0; i < io_count; ++i) ios.push_back(std::make_unique<boost::asio::io_context>(1));
+    bool any_vm = false;
+    for (const std::string& name : config.hosts) any_vm |= LabHost(lab, name).vm.has_value();
     for (size_t h = 0; h < config.hosts.size(); ++h) {
       auto host = std::make_unique<Host>();
       host->index = static_cast<int>(h);
       host->io = static_cast<int>(h % io_count);
+      const emulator::ResolvedNode& node = LabHost(lab, config.hosts[h]);
       mrc::AsioEndpointConfig ec;
-      ec.ports = HostPorts(LabHost(lab, config.hosts[h]), config.ev_mode);
+      ec.ports = HostPorts(node, config.ev_mode);
       ec.ev_mode = config.ev_mode;
+      if (any_vm) ec.udp_port = kMrcPortBesideRxe;
       if (config.key_seed) ec.key_seed = *config.key_seed * 1000 + h + 1;
-      host->endpoint = std::make_unique<mrc::AsioEndpoint>(*ios[host->io], ec);
+      if (node.vm) {
+        VmEndpoint vm = OpenVmEndpoint(lab, node, *ios[host->io], ec.ports, ec.ev_mode, ec.udp_port, ec.key_seed);
+        host->relay.emplace(std::move(vm.session));
+        host->endpoint = std::move(vm.endpoint);
+      } else {
+        host->endpoint = std::make_unique<mrc::AsioEndpoint>(*ios[host->io], ec);
+      }
       host->timer = std::make_unique<boost::asio::steady_timer>(*ios[host->io]);
       hosts.push_back(std::move(host));
     }
     workload = std::make_unique<Workload>(lab, config, mrc::RealtimeQpConfig, [this](int h) {
-      mrc::AsioEndpoint* ep = hosts[h]->endpoint.get();
+      mrc::Endpoint* ep = hosts[h]->endpoint.get();
       return HostBinding{&ep->context(), [ep](uint32_t qpn, const std::vector<mrc::EvRoute>& routes) {
                            ep->SetRoutes(qpn, routes);
                          }};
@@ -86,6 +86,7 @@ struct TrainingJob::Impl {
       Host* h = host.get();
       h->endpoint->SetOnProgress([this, h] { Progress(*h); });
     }
+    barrier = std::make_unique<StepBarrier>(workload->ranks(), config.step_timeout_seconds, config.max_steps);
   }
 
   // --- io threads ----------------------------------------------------------------------------
@@ -111,40 +112,29 @@ struct TrainingJob::Impl {
   void Drain(Host& h) {
     while (auto out = workload->Poll(h.index)) {
       if (auto* rep = std::get_if<RankReport>(&*out)) {
-        std::lock_guard lock(mu);
-        reports[rep->rank] = std::move(*rep);
-        ++done_ranks;
-        cv.notify_all();
+        {
+          std::lock_guard lock(barrier->mutex());
+          reports[rep->rank] = std::move(*rep);
+        }
+        barrier->RankDone();
       } else if (auto* ev = std::get_if<WorkloadEvent>(&*out)) {
         ev->body["t"] = Unix(ev->at);
         ev->body["job"] = config.label;
         if (on_event) on_event(ev->body);
       } else {
-        Fail(std::get<WorkloadFailure>(*out).reason);
+        barrier->Fail(std::get<WorkloadFailure>(*out).reason);
       }
     }
   }
 
-  void Fail(const std::string& reason) {
-    std::lock_guard lock(mu);
-    if (failure.empty()) failure = reason;
-    cv.notify_all();
-  }
-
   // --- coordinator ---------------------------------------------------------------------------
   void Run() {
-    const auto t0 = Clock::now();
-    const int n = workload->ranks();
-    for (uint64_t step = 0;; ++step) {
-      std::unique_lock lock(mu);
-      if (stop_requested || (config.max_steps && step >= config.max_steps)) {
-        result.state = JobState::kCompleted;
-        break;
+    StepBarrier::Hooks hooks;
+    hooks.begin = [this](uint64_t step) {
+      {
+        std::lock_guard lock(barrier->mutex());
+        reports.assign(workload->ranks(), {});
       }
-      done_ranks = 0;
-      reports.assign(n, {});
-      lock.unlock();
-      const mrc::Timestamp start = mrc::AsioEndpoint::Now();
       for (auto& host : hosts) {
         Host* h = host.get();
         boost::asio::post(*ios[h->io], [this, h, step] {
@@ -154,48 +144,12 @@ struct TrainingJob::Impl {
           h->endpoint->Kick();
         });
       }
-      lock.lock();
-      const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                               std::chrono::duration<double>(config.step_timeout_seconds));
-      const bool finished = cv.wait_until(lock, deadline, [&] { return done_ranks == n || !failure.empty(); });
-      if (!failure.empty()) {
-        result.state = JobState::kInterrupted;
-        result.reason = "step " + std::to_string(step) + ": " + failure;
-        break;
-      }
-      if (!finished) {
-        const int done = done_ranks;
-        lock.unlock();
-        const std::string where = ReportUnfinished(step, done);
-        lock.lock();
-        result.state = JobState::kInterrupted;
-        result.reason = "watchdog: step " + std::to_string(step) + " did not finish within " +
-                        std::to_string(config.step_timeout_seconds) + " s (" + std::to_string(done) + " of " +
-                        std::to_string(n) + " ranks done)" + where;
-        break;
-      }
-      StepRecord rec = workload->AssembleStep(step, reports);
-      const mrc::Timestamp end = mrc::AsioEndpoint::Now();
-      rec.start = Unix(start);
-      rec.end = Unix(end);
-      rec.seconds = (end - start).seconds();
-      result.steps = step + 1;
-      result.bytes_verified += rec.bytes_verified;
-      result.bytes_bad += rec.bytes_bad;
-      result.retransmissions += rec.retransmissions;
-      lock.unlock();
-      if (on_step) on_step(rec);
-      lock.lock();
-      owner->steps_done_.store(step + 1);
-      cv.notify_all();
-    }
-    result.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    };
+    hooks.assemble = [this](uint64_t step) { return workload->AssembleStep(step, reports); };
+    hooks.unfinished = [this](uint64_t step, int done) { return ReportUnfinished(step, done); };
+    result = barrier->Run(hooks, on_step);
+    result.payload = config.payload;
     StopIo();
-    {
-      std::lock_guard lock(mu);
-      owner->state_.store(result.state);
-    }
-    cv.notify_all();
   }
 
   // The watchdog's evidence: a "watchdog" event with where every unfinished rank is (and its
@@ -273,18 +227,13 @@ struct TrainingJob::Impl {
 };
 
 TrainingJob::TrainingJob(const emulator::ResolvedLab& lab, JobConfig config, EventFn on_event, StepFn on_step)
-    : impl_(std::make_unique<Impl>(this, std::move(config), std::move(on_event), std::move(on_step))) {
+    : impl_(std::make_unique<Impl>(std::move(config), std::move(on_event), std::move(on_step))) {
   emulator::RaiseOpenFilesLimit();  // udp EVs: one socket per EV route
   impl_->Build(lab);
 }
 
 TrainingJob::~TrainingJob() {
-  {
-    std::lock_guard lock(impl_->mu);
-    impl_->stop_requested = true;
-    if (impl_->failure.empty()) impl_->failure = "job destroyed";
-    impl_->cv.notify_all();
-  }
+  impl_->barrier->Destroy();
   if (impl_->coordinator.joinable()) impl_->coordinator.join();
   impl_->StopIo();
 }
@@ -293,7 +242,7 @@ int TrainingJob::ranks() const { return impl_->workload->ranks(); }
 
 void TrainingJob::Start() {
   std::lock_guard lock(impl_->io_mu);
-  state_.store(JobState::kRunning);
+  impl_->barrier->MarkRunning();
   for (auto& host : impl_->hosts) host->endpoint->Start();
   for (auto& io : impl_->ios) {
     boost::asio::io_context* ctx = io.get();
@@ -306,17 +255,11 @@ void TrainingJob::Start() {
 }
 
 bool TrainingJob::WaitForSteps(uint64_t steps, double timeout_seconds) {
-  std::unique_lock lock(impl_->mu);
-  impl_->cv.wait_for(lock, std::chrono::duration<double>(timeout_seconds), [&] {
-    return steps_done_.load() >= steps || state_.load() != JobState::kRunning;
-  });
-  return steps_done_.load() >= steps;
+  return impl_->barrier->WaitForSteps(steps, timeout_seconds);
 }
-
-void TrainingJob::RequestStop() {
-  std::lock_guard lock(impl_->mu);
-  impl_->stop_requested = true;
-}
+void TrainingJob::RequestStop() { impl_->barrier->RequestStop(); }
+JobState TrainingJob::state() const { return impl_->barrier->state(); }
+uint64_t TrainingJob::steps_done() const { return impl_->barrier->steps_done(); }
 
 JobResult TrainingJob::Wait() {
   if (impl_->coordinator.joinable()) impl_->coordinator.join();

@@ -1,14 +1,11 @@
 // The real-time driver of the training workload (workload.h) on a deployed netns lab: one
-// AsioEndpoint per host (UDP sockets in the host's namespace; endpoints spread over
-// `io_threads` io_contexts), one timer per host for the workload's compute phases, and a
-// coordinator thread that releases all ranks into a step together (as the synchronous
-// collectives of data-parallel training do), waits for every rank, and records the step.
-//
-// Like NCCL's watchdog, a step that exceeds `step_timeout_seconds` interrupts the job; so does a
-// QP error (RC's retry exhaustion), as it would abort a real job. Times are unix seconds.
+// endpoint per host (AsioEndpoint: UDP sockets in the host's namespace; a VM host's
+// RelayEndpoint: its sockets in the guest, vm_endpoint.h; spread over `io_threads` io_contexts), one timer per host for the workload's compute phases, and a
+// coordinator thread that runs the step barrier (step_barrier.h): all ranks released into a
+// step together, the step recorded once every rank is done, the job interrupted by a QP error
+// (RC's retry exhaustion) or a step over `step_timeout_seconds`. Times are unix seconds.
 #pragma once
 
-#include <atomic>
 #include <memory>
 
 #include "emulator/resolved_lab.h"
@@ -28,8 +25,8 @@ class TrainingJob : public Job {
   bool WaitForSteps(uint64_t steps, double timeout_seconds) override;
   void RequestStop() override;
   JobResult Wait() override;
-  JobState state() const override { return state_.load(); }
-  uint64_t steps_done() const override { return steps_done_.load(); }
+  JobState state() const override;
+  uint64_t steps_done() const override;
   int ranks() const override;
   int SetEvDenied(const std::string& host_a, const std::string& host_b, int ev, bool denied) override;
   int SetPortEnabled(const std::string& host, int plane, bool enabled) override;
@@ -38,8 +35,6 @@ class TrainingJob : public Job {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  std::atomic<JobState> state_{JobState::kIdle};
-  std::atomic<uint64_t> steps_done_{0};
 };
 
 }  // namespace mrclab::harness

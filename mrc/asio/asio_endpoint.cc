@@ -10,23 +10,22 @@
 #include <numeric>
 #include <system_error>
 
+#include "mrc/asio/endpoint_timer.h"
 #include "mrc/asio/netns.h"
 #include "mrc/asio/udp_offload.h"
 
 namespace mrclab::mrc {
-namespace {
 
-uint64_t EntropySeed() {
+uint64_t KeySeedOrEntropy(const std::optional<uint64_t>& key_seed) {
+  if (key_seed) return *key_seed;
   uint64_t seed = 0;
   if (getrandom(&seed, sizeof seed, 0) != static_cast<ssize_t>(sizeof seed))
     throw std::system_error(errno, std::generic_category(), "getrandom for the endpoint's keys");
   return seed;
 }
 
-}  // namespace
-
 AsioEndpoint::AsioEndpoint(boost::asio::io_context& io, const AsioEndpointConfig& config)
-    : io_(io), config_(config), context_(ContextConfig{config.key_seed ? *config.key_seed : EntropySeed()}), timer_(io) {
+    : io_(io), config_(config), context_(ContextConfig{KeySeedOrEntropy(config.key_seed)}), timer_(io) {
   config_.batch = std::clamp<size_t>(config_.batch, 1, 256);
   tx_buffers_.resize(config_.batch * kBufferBytes);
   if (config_.segmentation_offload) rx_slot_bytes_ = kGroBufferBytes;
@@ -176,13 +175,8 @@ void AsioEndpoint::OnTimer() {
 
 void AsioEndpoint::ArmTimer() {
   if (!running_) return;
-  const Timestamp deadline = context_.NextTimeout();
-  if (deadline.IsInfinite() || deadline >= armed_at_) return;
-  armed_at_ = deadline;
-  timer_.expires_at(std::chrono::steady_clock::time_point(std::chrono::nanoseconds(deadline.nanoseconds())));
-  timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec || !running_) return;  // aborted waits belong to a superseded deadline
-    OnTimer();
+  ArmEndpointTimer(timer_, context_.NextTimeout(), armed_at_, [this] {
+    if (running_) OnTimer();
   });
 }
 

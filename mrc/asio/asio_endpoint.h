@@ -34,6 +34,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <netinet/in.h>
 
+#include "mrc/asio/endpoint.h"
 #include "mrc/core/context.h"
 #include "mrc/core/ev_route.h"
 
@@ -60,23 +61,20 @@ struct AsioEndpointStats {
   uint64_t tx_gso_messages = 0, rx_gro_messages = 0;  // messages that carried several datagrams
 };
 
-class AsioEndpoint {
+class AsioEndpoint : public Endpoint {
  public:
   AsioEndpoint(boost::asio::io_context& io, const AsioEndpointConfig& config);
-  ~AsioEndpoint();
+  ~AsioEndpoint() override;
   AsioEndpoint(const AsioEndpoint&) = delete;
   AsioEndpoint& operator=(const AsioEndpoint&) = delete;
 
-  Context& context() { return context_; }
-  // Routes of QP `qpn`: routes[i] serves EV id i. Opens the sockets udp mode needs.
-  void SetRoutes(uint32_t qpn, const std::vector<EvRoute>& routes);
-  // Called on the io thread after every batch of input or timer work, before transmitting:
-  // the place to poll CQs and post new work.
-  void SetOnProgress(std::function<void()> fn) { on_progress_ = std::move(fn); }
-  void Start();
-  void Stop();
-  // Transmit what the core has and re-arm the timer; call after posting work on the io thread.
-  void Kick();
+  Context& context() override { return context_; }
+  // Opens the sockets udp mode needs.
+  void SetRoutes(uint32_t qpn, const std::vector<EvRoute>& routes) override;
+  void SetOnProgress(std::function<void()> fn) override { on_progress_ = std::move(fn); }
+  void Start() override;
+  void Stop() override;
+  void Kick() override;
   static Timestamp Now();
   const AsioEndpointStats& stats() const { return stats_; }
 

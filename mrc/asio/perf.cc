@@ -74,13 +74,19 @@ PerfResult RunPerf(const PerfConfig& c) {
     AsioEndpointConfig sconf;
     sconf.ports = to_ports(c.server_ports);
     sconf.ev_mode = c.ev_mode;
+    sconf.udp_port = c.udp_port;
     sconf.segmentation_offload = c.segmentation_offload;
     if (c.key_seed) sconf.key_seed = *c.key_seed * 2 + 1;
     AsioEndpointConfig cconf = sconf;
     cconf.ports = to_ports(c.client_ports);
     if (c.key_seed) cconf.key_seed = *c.key_seed * 2 + 2;
-    AsioEndpoint server(server_io, sconf);
-    AsioEndpoint client(client_io, cconf);
+    auto make = [&](boost::asio::io_context& io, const AsioEndpointConfig& conf, bool is_server) {
+      return c.make_endpoint ? c.make_endpoint(io, conf, is_server) : std::make_unique<AsioEndpoint>(io, conf);
+    };
+    const std::unique_ptr<Endpoint> server_endpoint = make(server_io, sconf, true);
+    const std::unique_ptr<Endpoint> client_endpoint = make(client_io, cconf, false);
+    Endpoint& server = *server_endpoint;
+    Endpoint& client = *client_endpoint;
 
     // Server: `slots` landing slots; client: the pattern, read at offset i % 251 for message i.
     std::vector<uint8_t> landing(slots * msg, 0);
@@ -249,8 +255,8 @@ PerfResult RunPerf(const PerfConfig& c) {
     r.congestion_window_bytes = cqp.congestion_window().count;
     r.cpu_seconds = cpu;
     r.cpu_seconds_per_gb = bytes_verified ? cpu / (bytes_verified / 1e9) : 0;
-    r.client_io = client.stats();
-    r.server_io = server.stats();
+    if (auto* a = dynamic_cast<AsioEndpoint*>(&client)) r.client_io = a->stats();
+    if (auto* a = dynamic_cast<AsioEndpoint*>(&server)) r.server_io = a->stats();
     const auto server_evs = sqp.ListEvs();
     for (const auto& s : cqp.ListEvs()) {
       PerfEvResult e;

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@
 
 #include "mrc/asio/asio_endpoint.h"
 #include "mrc/core/qp.h"
+#include "mrc/core/wire.h"
 
 namespace mrclab::mrc {
 
@@ -47,6 +50,11 @@ struct PerfConfig {
   double timeout_seconds = 0;       // hard stop; 0: 60 s (total mode) or duration + 10 s
   bool segmentation_offload = true; // UDP GSO/GRO in the driver (AsioEndpointConfig)
   std::optional<QpConfig> qp;       // full override of the tuned defaults below
+  uint16_t udp_port = kRoceV2UdpPort;  // both sides' (AsioEndpointConfig::udp_port)
+  // Makes each side's endpoint (server: true) from the config an AsioEndpoint would get; none:
+  // AsioEndpoint. A VM host's side is a RelayEndpoint (harness/job/vm_endpoint.h).
+  std::function<std::unique_ptr<Endpoint>(boost::asio::io_context&, const AsioEndpointConfig&, bool server)>
+      make_endpoint;
 };
 
 // QP settings tuned for real-time drivers (ms-scale timer slack on shared CPUs).
@@ -76,7 +84,7 @@ struct PerfResult {
   uint64_t congestion_window_bytes = 0;
   double cpu_seconds = 0;         // whole process (both sides)
   double cpu_seconds_per_gb = 0;
-  AsioEndpointStats client_io, server_io;
+  AsioEndpointStats client_io, server_io;  // AsioEndpoint sides only
   std::vector<PerfEvResult> evs;
   std::vector<std::string> ev_events;  // EV state changes seen by the client, in order
   nlohmann::json ToJson() const;

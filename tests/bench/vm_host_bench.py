@@ -6,7 +6,8 @@ configuring and verifying them), qemu's memory per VM and the accelerator qemu u
 where it works, else tcg: software emulation), then perftest between the first and the last
 host, across a spine, on every plane: ib_write_bw (RC, RDMA writes of --msg bytes) and
 ib_write_lat (2-byte writes, one at a time), through /opt/mrclab-perftest (perftest's setup
-connection relayed over the lab's IPv6).
+connection relayed over the lab's IPv6); and `mrclab perf` (our MRC, 8 EVs) between the same
+two hosts, its datagrams through the guests' kernels.
 
     sudo tests/bench/vm_host_bench.py                 # 8 VM hosts; builds the guest image first
     sudo tests/bench/vm_host_bench.py --hosts 2 --json
@@ -127,11 +128,17 @@ def main():
                                "write_bw_gbps": float(bw[3]), "write_lat_us": {
                                    "min": float(lat[2]), "typical": float(lat[4]), "mean": float(lat[5]),
                                    "p99": float(lat[7])}})
+            # Our MRC between the same VM hosts (its core here, its datagrams through the guests'
+            # kernels), messages of the same size.
+            mrc = json.loads(mrclab("perf", NAME, first, last, "--msg", str(args.msg), "--duration",
+                                    str(args.seconds), "--evs", "8", "--json"))
         finally:
             mrclab("destroy", NAME)
     figures = {"vm_hosts": args.hosts, "accelerator": accel, "ready_s": ready,
                "ready_s_median": statistics.median(ready), "qemu_rss_mib_mean": statistics.mean(rss),
-               "perftest": {"from": first, "to": last, "msg_bytes": args.msg, "planes": planes}}
+               "perftest": {"from": first, "to": last, "msg_bytes": args.msg, "planes": planes},
+               "mrc_perf": {"goodput_gbps": mrc["goodput_gbps"], "latency_us_p50": mrc["latency_us"]["p50"],
+                            "retransmissions": mrc["retransmissions"], "ok": mrc["ok"]}}
     if args.json:
         print(json.dumps(figures, indent=2))
         return
@@ -143,6 +150,10 @@ def main():
         lat = p["write_lat_us"]
         print(f"{p['plane']:>5}  {p['write_bw_gbps']:>18.3f}   {lat['min']:>20.0f}  {lat['typical']:>7.0f}  "
               f"{lat['mean']:>4.0f}  {lat['p99']:>4.0f}")
+    m = figures["mrc_perf"]
+    print(f"mrclab perf (our MRC, 8 EVs, datagrams through the guests) {first} -> {last}: "
+          f"{m['goodput_gbps']:.3f} Gbit/s, message latency p50 {m['latency_us_p50']:.0f} us, "
+          f"{m['retransmissions']} retransmissions{'' if m['ok'] else ' (FAILED)'}")
 
 
 if __name__ == "__main__":

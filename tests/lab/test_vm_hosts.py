@@ -1,10 +1,11 @@
 """VM hosts (`runtimes: [{runtime: vm}]`): hosts that are small VMs with their own kernel and
-the kernel's RoCEv2 (rdma_rxe). A lab with two VM hosts on different leaves deploys and verifies
+the kernel's RoCEv2 (rdma_rxe). A lab with two VM hosts and two namespace hosts deploys and verifies
 (every host reachable on every plane, RoCEv2 GIDs on every port); commands run in the guests
 through `mrclab exec`, and an idle guest's agent does not spin; an RC connection (rping, rdma_cm)
 and perftest's ib_write_bw (/opt/mrclab-perftest) work between them on every plane, across a spine; the kernel's RC (mrclab-rdma) ends in retry exceeded under a
 blackhole with retry count 6 and waits it out with 7 (rxe); a blackhole on a VM host's own link
-drops each way (at the leaf's tap); what does not run on VM hosts yet is refused; destroy leaves no qemu, tap or namespace, also after the deployer was SIGKILLed."""
+drops each way (at the leaf's tap); a drill runs MRC, our RC model and the kernel's RC side by
+side on the VM hosts, and jobs run from Python; what does not run on VM hosts yet is refused; destroy leaves no qemu, tap or namespace, also after the deployer was SIGKILLed."""
 import json
 import os
 import re
@@ -181,13 +182,13 @@ def test_a_blackhole_on_a_vm_hosts_link_drops_each_way_until_reverted(vm_lab):
         wait_for(lambda: pings() == (True, True), timeout=30, what=f"pings after reverting {direction}")
 
 
-# Each leaf has a VM host and a namespace host: our core's transports run on the namespace
-# hosts, the kernel's RC on the VM hosts, both across p0-spine0 on plane 0 (RC's one path).
+# MRC, our RC model and the kernel's RC on the same two VM hosts (one per leaf), across
+# p0-spine0 on plane 0 (RC's one path); the namespace hosts run the model RC once more.
 SIDE_BY_SIDE = f"""
 name: side-by-side
 lab: {NAME}
 job:
-  hosts: [host1, host3]
+  hosts: [host0, host2]
   collectives: [{{kind: all_reduce, size: 256KiB}}]
   warmup_steps: 2
   baseline_steps: 4
@@ -195,26 +196,39 @@ job:
 transports:
   - {{name: mrc, transport: mrc, evs: 8}}
   - {{name: rc_model, transport: rc, ack_timeout: 67ms, retry_count: 6}}
-  - {{name: rc_kernel, transport: rc, stack: kernel, hosts: [host0, host2], ack_timeout: 67ms, retry_count: 6}}
+  - {{name: rc_kernel, transport: rc, stack: kernel, ack_timeout: 67ms, retry_count: 6}}
+  - {{name: rc_model_ns, transport: rc, hosts: [host1, host3], ack_timeout: 67ms, retry_count: 6}}
 faults:
   - {{at: 1, kind: blackhole, target: p0-leaf0:spine0, duration: 4}}
 """
 
 
+def udp_datagrams_sent(host):
+    """What the guest's UDP sockets sent (rxe's tunnel does not count here): our MRC's packets."""
+    snmp = guest(host, "cat", "/proc/net/snmp6").stdout
+    return int(next(line.split()[1] for line in snmp.splitlines() if line.startswith("Udp6OutDatagrams")))
+
+
 def test_a_drill_runs_mrc_our_rc_model_and_the_kernels_rc_side_by_side(vm_lab, tmp_path):
-    """Under a blackhole on RC's one path, MRC rides through, and both RCs end in retry
-    exceeded about (retries + 1) ACK timeouts after the fault: ours and the kernel's (rdma_rxe,
-    driven by /opt/mrclab-rc-ranks in the VM hosts), every byte that landed checked."""
+    """Under a blackhole on RC's one path, MRC on the VM hosts rides through (its core here, its
+    datagrams through the guests' kernels: /opt/mrclab-udp-relay), and both RCs end in retry
+    exceeded about (retries + 1) ACK timeouts after the fault: ours (on the VM hosts and on the
+    namespace hosts) and the kernel's (rdma_rxe, driven by /opt/mrclab-rc-ranks in the VM
+    hosts), every byte that landed checked."""
     scenario = tmp_path / "side.yaml"
     scenario.write_text(SIDE_BY_SIDE)
     check = mrclab("drill", scenario, "--check")
     assert "job rc_kernel 2 ranks, 1 QP pairs: the kernel's RC on VM hosts" in check.stdout, check.stdout
+    sent_before = udp_datagrams_sent("host0")
     drill = mrclab("drill", scenario, "--json", "--out", tmp_path / "runs", timeout=600)
     result = json.loads(drill.stdout)
     run_dir = next((tmp_path / "runs").iterdir())
     runs = {t["name"]: t for t in result["transports"]}
     assert runs["mrc"]["rode_through"] and runs["mrc"]["job"]["state"] == "completed", drill.stdout
-    assert "retry_exceeded" in runs["rc_model"]["job"]["reason"], runs["rc_model"]
+    # MRC's packets left host0 through its guest's UDP: at least one per data packet of a step.
+    assert udp_datagrams_sent("host0") - sent_before > 256 * runs["mrc"]["job"]["steps"]
+    for name in ("rc_model", "rc_model_ns"):
+        assert "retry_exceeded" in runs[name]["job"]["reason"], runs[name]
     kernel = runs["rc_kernel"]
     assert kernel["stack"] == "kernel" and kernel["evs"] is None, kernel
     assert kernel["job"]["state"] == "interrupted", kernel
@@ -225,37 +239,37 @@ def test_a_drill_runs_mrc_our_rc_model_and_the_kernels_rc_side_by_side(vm_lab, t
     failed = next(e for e in events if e["type"] == "qp_state" and e["job"] == "rc_kernel")
     assert failed["stack"] == "kernel" and failed["to"] == "error", failed
     assert 0.2 < failed["t"] - applied < 3, (applied, failed)  # 7 x 67 ms; loose: a busy machine
-    # Nothing of the job is left in the guests.
-    wait_for(lambda: guest("host0", "pgrep", "-x", "mrclab-rc-ranks", check=False).returncode == 1, timeout=30,
-             what="mrclab-rc-ranks to exit in host0")
+    # Nothing of the jobs is left in the guests.
+    for tool in ("mrclab-rc-ranks", "mrclab-udp-relay"):
+        wait_for(lambda: guest("host0", "pgrep", "-x", tool, check=False).returncode == 1, timeout=30,
+                 what=f"{tool} to exit in host0")
 
 
-def test_the_kernels_rc_job_from_python(vm_lab):
-    """mrclab.Lab(...).job(stack='kernel') runs the same job from Python: steps complete and
-    verify, and the result is a plain job result."""
+def test_jobs_on_vm_and_namespace_hosts_from_python(vm_lab):
+    """From Python: MRC (udp EVs) over a VM host and a namespace host in one job, and the
+    kernel's RC with 2 ranks per VM host, an all_to_all and 2 QPs per peer (one per plane)."""
     script = f"""
 import json, mrclab
 lab = mrclab.Lab.attach({NAME!r})
-with lab.job(transport="rc", stack="kernel", hosts=["host0", "host2"], steps=4, ranks_per_host=2,
-             collectives=[("all_to_all", "64KiB"), ("all_reduce", "128KiB")], qps_per_peer=2) as job:
-    job.start()
-    print(json.dumps(job.wait()))
+results = []
+for config in (dict(transport="mrc", ev_mode="udp", evs=8, hosts=["host0", "host1", "host2"]),
+               dict(transport="rc", stack="kernel", hosts=["host0", "host2"], ranks_per_host=2, qps_per_peer=2)):
+    with lab.job(steps=4, collectives=[("all_to_all", "64KiB"), ("all_reduce", "128KiB")], **config) as job:
+        job.start()
+        results.append(job.wait())
+print(json.dumps(results))
 """
     env = dict(os.environ, PYTHONPATH=str(Path(MRCLAB).parent / "python"))
     out = subprocess.run(["/usr/bin/python3", "-c", script], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr
-    result = json.loads(out.stdout)
-    assert result["state"] == "completed" and result["steps"] == 4, result
-    assert result["bytes_verified"] > 0 and result["bytes_lost"] == 0, result
+    for result in json.loads(out.stdout):
+        assert result["state"] == "completed" and result["steps"] == 4, result
+        assert result["bytes_verified"] > 0 and result["bytes_lost"] == 0, result
 
 
 def test_what_does_not_run_on_vm_hosts_yet_is_refused(vm_lab, tmp_path):
-    scenario = tmp_path / "mrc-on-vms.yaml"
+    scenario = tmp_path / "kernel-on-namespaces.yaml"
     job = "collectives: [{kind: all_reduce, size: 64KiB}]"
-    scenario.write_text(f"name: mrc-on-vms\nlab: {NAME}\njob: {{hosts: [host0, host1], {job}}}\ntransports: [mrc]\n")
-    drill = mrclab("drill", scenario, "--check", check=False)
-    assert drill.returncode == 2 and "transports[0]: transport 'mrc' runs our MRC core, which does not run on VM " \
-        "hosts yet (job host host0" in drill.stderr, drill
     scenario.write_text(f"name: k\nlab: {NAME}\njob: {{hosts: [host1, host3], {job}}}\n"
                         "transports: [{transport: rc, stack: kernel}]\n")
     drill = mrclab("drill", scenario, "--check", check=False)
@@ -263,10 +277,21 @@ def test_what_does_not_run_on_vm_hosts_yet_is_refused(vm_lab, tmp_path):
         "host1" in drill.stderr, drill
     perf = mrclab("perf", NAME, "host0", "host1", "--transport", "rc", check=False)
     assert perf.returncode == 2 and "both hosts must be VM hosts" in perf.stderr, perf
-    perf = mrclab("perf", NAME, "host0", "host2", check=False)
-    assert perf.returncode == 2 and "use --transport rc" in perf.stderr, perf
     down = mrclab("fault", "apply", NAME, "link_down", "p0-leaf0:host0", check=False)
     assert down.returncode == 2 and "ends on VM host host0" in down.stderr, down
+
+
+def test_perf_runs_mrc_through_the_guests(vm_lab):
+    """MRC between two VM hosts and between a VM host and a namespace host: every byte
+    verified, and the VM host's packets went through its guest's UDP."""
+    for src, dst in (("host0", "host2"), ("host1", "host0")):
+        sent_before = udp_datagrams_sent("host0")
+        out = mrclab("perf", NAME, src, dst, "--evs", "8", "--msg", "65536", "--duration", "1", "--json")
+        run = json.loads(out.stdout)
+        assert run["ok"] and run["transport"] == "mrc" and run["verify_failures"] == 0, run
+        assert run["bytes_verified"] > 0 and run["goodput_gbps"] > 0, run
+        # host0 sent data packets (src) or acknowledgements (dst) through its guest.
+        assert udp_datagrams_sent("host0") - sent_before >= run["messages"], (src, dst)
 
 
 def test_perf_between_vm_hosts_measures_the_kernels_rc(vm_lab):

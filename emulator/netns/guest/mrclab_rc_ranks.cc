@@ -3,7 +3,7 @@
 // starts it through the guest agent's attach (stdin and stdout are the agent port) and drives it
 // one JSON line at a time:
 //
-//   ◄ {"type": "ready"}
+//   ◄ {"type": "ready", "pid": P}   (the session ends it by PID: vm_guest_agent.h)
 //   ► {"op": "open", plan}          listeners bound        ◄ {"type": "listening"}
 //   ► {"op": "connect"}             each QP's lower rank connects, the other accepts
 //                                                          ◄ {"type": "connected", "qps": N}
@@ -565,7 +565,7 @@ class Ranks {
 int main() {
   Ranks ranks;
   std::string in;
-  out.Line({{"type", "ready"}});
+  out.Line({{"type", "ready"}, {"pid", getpid()}});
   for (;;) {
     std::vector<pollfd> fds = {{0, POLLIN, 0}, {1, static_cast<short>(out.Waiting() ? POLLOUT : 0), 0}};
     ranks.AddFds(fds);
