@@ -4,9 +4,11 @@
 #include <stdexcept>
 #include <vector>
 
+#include "emulator/netns/lab_state.h"
 #include "emulator/netns/namespaces.h"
 #include "emulator/netns/netlink.h"
 #include "emulator/netns/processes.h"
+#include "emulator/netns/vm_qmp.h"
 
 namespace mrclab::emulator::netns {
 namespace {
@@ -23,6 +25,17 @@ int Nft(const std::string& netns, const std::string& script, std::string* output
 
 }  // namespace
 
+namespace {
+
+// A host's port index (its NIC in a VM) of interface `itf`.
+int PortOf(const ResolvedNode& host, const std::string& itf) {
+  for (size_t i = 0; i < host.ports.size(); ++i)
+    if (host.ports[i].interface == itf) return static_cast<int>(i);
+  throw std::runtime_error("no port " + itf);
+}
+
+}  // namespace
+
 void SetLinksUp(const ResolvedLab& lab, const std::set<int>& links, bool up) {
   std::map<std::string, std::set<std::string>> ends;  // node -> interfaces
   for (int index : links) {
@@ -33,6 +46,10 @@ void SetLinksUp(const ResolvedLab& lab, const std::set<int>& links, bool up) {
   for (const auto& [name, interfaces] : ends) {
     const ResolvedNode* node = lab.FindNode(name);
     try {
+      if (node->vm) {  // its end is the guest's NIC: its carrier, through qemu (vm_qmp.h)
+        for (const std::string& itf : interfaces) QmpSetLink(LabPaths(lab.name).NodeDir(name), PortOf(*node, itf), up);
+        continue;
+      }
       Fd ns = OpenNetns(node->netns);
       RtnlSocket rtnl(ns.get());
       for (const std::string& itf : interfaces) rtnl.QueueLinkUp(itf, up);

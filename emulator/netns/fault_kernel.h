@@ -13,7 +13,9 @@ namespace mrclab::emulator::netns {
 // Both ends of every link in `links` down (or up), one netlink batch per namespace. Bringing a
 // host's port up also puts back the host's routes through it: the kernel deletes the IPv6
 // routes of an interface that goes administratively down, and on hosts those routes are
-// deploy's (FRR reinstalls the switches' own). Setting a state a link already has is fine.
+// deploy's (FRR reinstalls the switches' own). A VM host's end is its guest NIC's carrier (set
+// through qemu's monitor, vm_qmp.h; the guest keeps its routes). Setting a state a link already
+// has is fine.
 void SetLinksUp(const ResolvedLab& lab, const std::set<int>& links, bool up);
 
 // Those of `interfaces` in namespace `netns` that are administratively down (or missing).

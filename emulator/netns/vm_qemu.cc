@@ -14,6 +14,7 @@
 
 #include "emulator/netns/processes.h"
 #include "emulator/netns/vm_guest_agent.h"
+#include "emulator/netns/vm_qmp.h"
 
 namespace mrclab::emulator::netns {
 
@@ -71,7 +72,8 @@ std::vector<std::string> QemuArgv(const GuestImage& image, const VmLaunch& vm, c
       "-device", "virtio-9p-pci,fsdev=root,mount_tag=rootfs",
       "-fsdev", "local,id=tools,path=" + GuestToolsDir() + ",security_model=none,readonly=on",
       "-device", "virtio-9p-pci,fsdev=tools,mount_tag=mrclab",
-      "-device", "virtio-serial-pci"};
+      "-device", "virtio-serial-pci",
+      "-qmp", "unix:" + QmpSocketPath(vm.dir) + ",server=on,wait=off"};  // link faults: vm_qmp.h
   for (int port = 0; port < kAgentPorts; ++port) {
     const std::string id = "agent" + std::to_string(port);
     argv.insert(argv.end(), {"-chardev", "socket,id=" + id + ",path=" + AgentSocketPath(vm.dir, port) + ",server=on,wait=off",

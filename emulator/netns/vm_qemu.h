@@ -36,7 +36,7 @@ Fd OpenTap(int netns_fd, const std::string& name, uint32_t mtu);
 struct VmLaunch {
   std::string hostname;
   uint32_t memory_mib = 256, cpus = 1;
-  std::string dir;     // console.log, qemu.log, agent.N.sock (vm_guest_agent.h)
+  std::string dir;     // console.log, qemu.log, agent.N.sock (vm_guest_agent.h), qmp.sock (vm_qmp.h)
   std::string initrd;  // vm_initramfs.h
   struct Nic {
     int tap_fd = -1;

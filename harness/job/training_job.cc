@@ -52,6 +52,7 @@ struct TrainingJob::Impl {
 
   void Build(const emulator::ResolvedLab& lab) {
     if (config.io_threads < 1) throw std::invalid_argument("io_threads must be at least 1");
+    result.payload = config.payload;
     const int io_count = std::min<int>(config.io_threads, config.hosts.size());
     for (int i = 0; i < io_count; ++i) ios.push_back(std::make_unique<boost::asio::io_context>(1));
     bool any_vm = false;

@@ -53,7 +53,6 @@ class RelayEndpoint : public Endpoint {
   void Stop() override;
   void Kick() override;
   const RelayEndpointStats& stats() const { return stats_; }
-  bool closed() const { return closed_; }  // the relay went away
 
  private:
   struct Route {
@@ -75,7 +74,8 @@ class RelayEndpoint : public Endpoint {
   Timestamp armed_at_ = Timestamp::Infinite();
   std::map<uint32_t, std::vector<Route>> routes_;
   std::function<void()> on_progress_;
-  bool running_ = false, writing_ = false, closed_ = false;
+  bool running_ = false, writing_ = false;
+  bool closed_ = false;  // the relay went away: nothing more is written (the job's watchdog tells)
   std::string received_, queued_, in_flight_;
   std::vector<uint8_t> read_buffer_ = std::vector<uint8_t>(65536), packet_ = std::vector<uint8_t>(16384);
   RelayEndpointStats stats_;

@@ -267,6 +267,25 @@ print(json.dumps(results))
         assert result["bytes_verified"] > 0 and result["bytes_lost"] == 0, result
 
 
+def test_a_link_down_on_a_vm_hosts_link_drops_the_guests_carrier_until_reverted(vm_lab):
+    """The leaf's tap goes down and the guest's NIC loses its carrier (qemu's set_link), as a
+    pulled cable does at both ends: the guest's kernel and rdma_rxe see the port down."""
+    to_host2 = port_addresses(vm_lab, "host2")[0]
+
+    def state():
+        carrier = guest("host0", "cat", "/sys/class/net/eth0/carrier", check=False).stdout.strip()
+        rxe = guest("host0", "rdma", "link", "show", "rxe_eth0/1").stdout
+        ping = guest("host0", "ping", "-c1", "-W1", "-q", to_host2, check=False).returncode == 0
+        return carrier, "state ACTIVE" in rxe, ping
+    wait_for(lambda: state() == ("1", True, True), timeout=30, what="host0's plane-0 port up before the fault")
+    mrclab("fault", "apply", NAME, "link_down", "p0-leaf0:host0")
+    try:
+        wait_for(lambda: state() == ("0", False, False), timeout=30, what="host0's plane-0 port down")
+    finally:
+        mrclab("fault", "revert", NAME, "--all")
+    wait_for(lambda: state() == ("1", True, True), timeout=60, what="host0's plane-0 port back")
+
+
 def test_what_does_not_run_on_vm_hosts_yet_is_refused(vm_lab, tmp_path):
     scenario = tmp_path / "kernel-on-namespaces.yaml"
     job = "collectives: [{kind: all_reduce, size: 64KiB}]"
@@ -277,8 +296,8 @@ def test_what_does_not_run_on_vm_hosts_yet_is_refused(vm_lab, tmp_path):
         "host1" in drill.stderr, drill
     perf = mrclab("perf", NAME, "host0", "host1", "--transport", "rc", check=False)
     assert perf.returncode == 2 and "both hosts must be VM hosts" in perf.stderr, perf
-    down = mrclab("fault", "apply", NAME, "link_down", "p0-leaf0:host0", check=False)
-    assert down.returncode == 2 and "ends on VM host host0" in down.stderr, down
+    rate = mrclab("fault", "apply", NAME, "rate", "p0-leaf0:host0", "--rate", "100Mbit", check=False)
+    assert rate.returncode == 2 and "ends on VM host host0: rate is not made" in rate.stderr, rate
 
 
 def test_perf_runs_mrc_through_the_guests(vm_lab):
