@@ -37,7 +37,7 @@ struct KernelRcJob::Impl {
     json open;
     std::optional<nx::GuestSession> session;
     std::thread reader;
-    double step_sent = 0;  // unix time of this step's request
+    std::atomic<double> step_sent{0};  // unix time of this step's request (read by the reader)
     std::optional<json> unfinished;  // the answer to "describe"
   };
 
@@ -91,6 +91,7 @@ struct KernelRcJob::Impl {
         if (!line)
           throw std::runtime_error("kernel RC job: " + h->name + ": no '" + type + "' from " + kRanksTool +
                                    " before the deadline");
+        if (!line->is_object()) continue;
         if (line->value("type", "") == "error")
           throw std::runtime_error("kernel RC job: " + h->name + ": " + line->value("message", std::string()));
         if (line->value("type", "") == type) break;
@@ -131,11 +132,12 @@ struct KernelRcJob::Impl {
   }
 
   void Handle(Host& h, const json& line) {
-    const std::string type = line.value("type", "");
+    const std::string type = line.is_object() ? line.value("type", "") : "";
     if (type == "rank_done") {
       RankTimes t;
-      for (double s : line.at("started")) t.started.push_back(h.step_sent + s);
-      for (double s : line.at("finished")) t.finished.push_back(h.step_sent + s);
+      const double sent = h.step_sent;
+      for (double s : line.at("started")) t.started.push_back(sent + s);
+      for (double s : line.at("finished")) t.finished.push_back(sent + s);
       t.bytes_ok = line.value("bytes_ok", uint64_t{0});
       t.bytes_bad = line.value("bytes_bad", uint64_t{0});
       t.retries = line.value("retries", uint64_t{0});
