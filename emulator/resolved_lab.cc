@@ -121,6 +121,14 @@ const ResolvedNode* ResolvedLab::FindNode(const std::string& name) const {
   return nullptr;
 }
 
+std::vector<SharedPort> SharedPorts(const ResolvedNode& a, const ResolvedNode& b) {
+  std::vector<SharedPort> out;
+  for (const auto& pa : a.ports)
+    for (const auto& pb : b.ports)
+      if (pa.plane == pb.plane) out.emplace_back(&pa, &pb);
+  return out;
+}
+
 const ResolvedNode* ResolvedLab::VmHostOn(const ResolvedLink& link) const {
   for (const std::string* name : {&link.a.node, &link.b.node})
     if (const ResolvedNode* n = FindNode(*name); n && n->vm) return n;

@@ -103,6 +103,10 @@ struct ResolvedNode {
   std::optional<Vm> vm;
 };
 
+// Hosts a and b's ports on each plane both attach to: (a's, b's), in plane order.
+using SharedPort = std::pair<const ResolvedNode::Port*, const ResolvedNode::Port*>;
+std::vector<SharedPort> SharedPorts(const ResolvedNode& a, const ResolvedNode& b);
+
 struct ResolvedLink {
   int index = 0;
   int plane = 0;

@@ -126,9 +126,7 @@ struct LabVerifier::Impl {
     for (size_t a = 0; a < hosts.size(); ++a)
       for (size_t b = 0; b < hosts.size(); ++b) {
         if (a == b) continue;
-        for (const auto& pa : hosts[a]->ports)
-          for (const auto& pb : hosts[b]->ports)
-            if (pa.plane == pb.plane) pairs.push_back({a, b, pa.plane, pb.address});
+        for (const auto& [pa, pb] : SharedPorts(*hosts[a], *hosts[b])) pairs.push_back({a, b, pa->plane, pb->address});
       }
     pair_seen.assign(pairs.size(), false);
     for (const UsidPath& path : lab.SpineProofPaths())

@@ -169,13 +169,11 @@ std::string VmCheckScript(const ResolvedLab& lab, const ResolvedNode& host, VmCh
     // Every other host, on every plane they share: one ping each (the reply proves both ways).
     for (const ResolvedNode* other : lab.Hosts()) {
       if (other == &host) continue;
-      for (const auto& mine : host.ports)
-        for (const auto& theirs : other->ports)
-          if (mine.plane == theirs.plane) {
-            ++checks;
-            script << "ping -c1 -W1 -q " << theirs.address << " >/dev/null 2>&1 && echo ok || echo 'no "
-                   << host.name << "->" << other->name << " plane " << theirs.plane << "'\n";
-          }
+      for (const auto& [mine, theirs] : SharedPorts(host, *other)) {
+        ++checks;
+        script << "ping -c1 -W1 -q " << theirs->address << " >/dev/null 2>&1 && echo ok || echo 'no " << host.name
+               << "->" << other->name << " plane " << theirs->plane << "'\n";
+      }
     }
   } else {
     // The RoCEv2 GID of each port's address.
@@ -260,14 +258,11 @@ KernelRcRun RunKernelRc(const ResolvedLab& lab, const LabPaths& paths, const std
   const ResolvedNode* b = lab.FindNode(dst);
   for (const auto& [name, node] : {std::pair{src, a}, std::pair{dst, b}})
     if (!node || !node->vm) throw InputError(name + " is not a VM host of lab '" + lab.name + "'");
+  const std::vector<SharedPort> shared = SharedPorts(*a, *b);
+  if (shared.empty()) throw InputError(src + " and " + dst + " share no plane");
   KernelRcRun run;
-  for (const auto& pa : a->ports)
-    for (const auto& pb : b->ports)
-      if (run.address.empty() && pa.plane == pb.plane) {
-        run.plane = pa.plane;
-        run.address = pb.address;
-      }
-  if (run.address.empty()) throw InputError(src + " and " + dst + " share no plane");
+  run.plane = shared.front().second->plane;
+  run.address = shared.front().second->address;
   const auto budget = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000)) + std::chrono::seconds(60);
   const std::vector<std::string> common = {"--size", std::to_string(message_bytes)};
   GuestResult served;

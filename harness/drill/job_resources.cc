@@ -8,6 +8,7 @@
 #include "emulator/netns/interrupt.h"
 #include "harness/drill/capacity_probe.h"
 #include "harness/job/collective_plan.h"
+#include "harness/job/kernel_rc_plan.h"
 #include "harness/job/workload.h"
 #include "mrc/core/wire.h"
 
@@ -68,22 +69,13 @@ namespace {
 // core runs on both kinds: on a VM host its datagrams go through the guest, vm_endpoint.h.)
 void CheckHostKinds(const Scenario& s, const emulator::ResolvedLab& lab, const JobConfig& job, const std::string& field) {
   if (job.stack != TransportStack::kKernel) return;
+  const uint64_t bytes = KernelRcBufferBytesPerHost(job);
   for (const std::string& name : job.hosts) {
     const emulator::ResolvedNode& host = *lab.FindNode(name);
     if (!host.vm)
       throw ScenarioError(s.file, field + ".stack",
                           "kernel: the kernel's RC runs on VM hosts only (job host " + name + " of lab '" + lab.name +
                               "' is a namespace: give it runtime: vm, or list VM hosts in job.hosts)");
-    // mrclab-rc-ranks per rank: a landing slot per receive of a step, a send region per write of a phase.
-    const int ranks = static_cast<int>(job.hosts.size()) * job.ranks_per_host;
-    std::vector<CollectiveKind> kinds;
-    uint64_t chunk = 4;
-    for (const auto& c : job.collectives) {
-      kinds.push_back(c.kind);
-      chunk = std::max(chunk, ChunkBytes(c.bytes, ranks));
-    }
-    const uint64_t bytes = uint64_t{static_cast<uint64_t>(job.ranks_per_host)} *
-                           (StepPlan(kinds, ranks).slots() + ranks - 1) * chunk;
     const uint64_t memory = uint64_t{host.vm->memory_mib} << 20;
     if (bytes > memory / 2)
       throw ScenarioError(s.file, "job.collectives",

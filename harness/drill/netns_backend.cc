@@ -21,8 +21,7 @@
 #include "harness/drill/lab_convergence.h"
 #include "harness/drill/run_recorder.h"
 #include "harness/drill/scenario.h"
-#include "harness/job/kernel_rc_job.h"
-#include "harness/job/training_job.h"
+#include "harness/job/realtime_job.h"
 #include "harness/telemetry/lab_observer.h"
 
 namespace mrclab::harness {
@@ -156,9 +155,7 @@ class NetnsBackend : public DrillBackend {
   }
 
   std::unique_ptr<Job> CreateJob(const JobConfig& config, Job::EventFn on_event, Job::StepFn on_step) override {
-    if (config.stack == TransportStack::kKernel)
-      return std::make_unique<KernelRcJob>(plan_, config, std::move(on_event), std::move(on_step));
-    return std::make_unique<TrainingJob>(plan_, config, std::move(on_event), std::move(on_step));
+    return MakeRealtimeJob(plan_, config, std::move(on_event), std::move(on_step));
   }
 
   // "frr": what the switches run, e.g. "8.4.4 on 8 switches (this machine); 10.3 on 4 switches

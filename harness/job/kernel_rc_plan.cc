@@ -16,15 +16,34 @@ using nlohmann::json;
 // The address of `host` on the lane's plane and of `peer` on the same plane.
 std::pair<std::string, std::string> LaneAddresses(const emulator::ResolvedNode& host,
                                                   const emulator::ResolvedNode& peer, int lane) {
-  std::vector<std::pair<std::string, std::string>> shared;
-  for (const auto& a : host.ports)
-    for (const auto& b : peer.ports)
-      if (a.plane == b.plane) shared.emplace_back(a.address, b.address);
+  const std::vector<emulator::SharedPort> shared = emulator::SharedPorts(host, peer);
   if (shared.empty()) throw std::invalid_argument("hosts " + host.name + " and " + peer.name + " share no plane");
-  return shared[lane % shared.size()];
+  const auto [mine, theirs] = shared[lane % shared.size()];
+  return {mine->address, theirs->address};
+}
+
+int Ranks(const JobConfig& config) { return static_cast<int>(config.hosts.size()) * config.ranks_per_host; }
+
+std::vector<CollectiveKind> Kinds(const JobConfig& config) {
+  std::vector<CollectiveKind> kinds;
+  for (const CollectiveSpec& c : config.collectives) kinds.push_back(c.kind);
+  return kinds;
+}
+
+// The size of a landing slot and a send region: the largest chunk (whole words, 4 at least).
+uint64_t SlotBytes(const JobConfig& config) {
+  uint64_t bytes = 4;
+  for (const CollectiveSpec& c : config.collectives) bytes = std::max(bytes, ChunkBytes(c.bytes, Ranks(config)));
+  return bytes;
 }
 
 }  // namespace
+
+uint64_t KernelRcBufferBytesPerHost(const JobConfig& config) {
+  const int ranks = Ranks(config);
+  return static_cast<uint64_t>(config.ranks_per_host) * (StepPlan(Kinds(config), ranks).slots() + ranks - 1) *
+         SlotBytes(config);
+}
 
 int AckTimeoutExponent(mrc::Duration timeout) {
   for (int e = 1; e < 31; ++e)
@@ -34,20 +53,16 @@ int AckTimeoutExponent(mrc::Duration timeout) {
 
 std::vector<json> PlanKernelRc(const emulator::ResolvedLab& lab, const JobConfig& config) {
   const int per_host = config.ranks_per_host;
-  const int n = static_cast<int>(config.hosts.size()) * per_host;
-  std::vector<CollectiveKind> kinds;
-  for (const CollectiveSpec& c : config.collectives) kinds.push_back(c.kind);
-  const StepPlan plan(kinds, n);  // throws for fewer than 2 ranks
+  const int n = Ranks(config);
+  const StepPlan plan(Kinds(config), n);  // throws for fewer than 2 ranks
   std::vector<const emulator::ResolvedNode*> nodes;
   for (const std::string& h : config.hosts) nodes.push_back(&LabHost(lab, h));
   const auto host_of = [&](int rank) { return nodes[rank / per_host]; };
   const int lanes = config.qps_per_peer;
 
   json collectives = json::array();
-  uint64_t slot_bytes = 4;
   for (const CollectiveSpec& c : config.collectives) {
     const uint64_t chunk = ChunkBytes(c.bytes, n);
-    slot_bytes = std::max(slot_bytes, chunk);
     json pieces = json::array();
     for (int l = 0; l < lanes; ++l) {
       const Piece p = PieceOf(chunk / 4, lanes, l);
@@ -93,7 +108,7 @@ std::vector<json> PlanKernelRc(const emulator::ResolvedLab& lab, const JobConfig
     out.push_back({{"op", "open"}, {"host", nodes[h]->name}, {"seed", config.seed},
                    {"compute_s", config.compute_seconds}, {"ack_timeout", AckTimeoutExponent(ack)},
                    {"retry_count", config.rc_retry_count.value_or(7)}, {"port", kKernelRcPort},
-                   {"slot_bytes", slot_bytes}, {"slots", plan.slots()}, {"collectives", collectives},
+                   {"slot_bytes", SlotBytes(config)}, {"slots", plan.slots()}, {"collectives", collectives},
                    {"ranks", ranks}, {"qps", qps}});
   }
   return out;

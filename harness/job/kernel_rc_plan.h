@@ -27,6 +27,11 @@ inline constexpr int kKernelRcPort = 18600;  // rdma_cm's port for the job's con
 // The verbs ACK timeout exponent e (1..31) of the first 4.096 us * 2^e >= timeout.
 int AckTimeoutExponent(mrc::Duration timeout);
 
+// The buffers mrclab-rc-ranks holds on each host, at most: per rank a landing slot per receive
+// of a step and a send region per write of a phase (at most one per other rank), each of the
+// largest chunk.
+uint64_t KernelRcBufferBytesPerHost(const JobConfig& config);
+
 // One "open" request per host of config.hosts (same order). Throws std::invalid_argument for
 // a config the kernel's RC cannot run (fewer than 2 ranks, hosts that share no plane).
 std::vector<nlohmann::json> PlanKernelRc(const emulator::ResolvedLab& lab, const JobConfig& config);

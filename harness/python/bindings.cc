@@ -27,8 +27,7 @@
 #include "harness/drill/drill_runner.h"
 #include "harness/drill/quantities.h"
 #include "harness/drill/scenario.h"
-#include "harness/job/kernel_rc_job.h"
-#include "harness/job/training_job.h"
+#include "harness/job/realtime_job.h"
 
 namespace py = pybind11;
 namespace nx = mrclab::emulator::netns;
@@ -124,10 +123,7 @@ class PyJob {
       std::lock_guard lock(mu_);
       steps_.push_back(StepJson(r));
     };
-    if (jc.stack == harness::TransportStack::kKernel)
-      job_ = std::make_unique<harness::KernelRcJob>(lab_, jc, on_event, on_step);
-    else
-      job_ = std::make_unique<harness::TrainingJob>(lab_, jc, on_event, on_step);
+    job_ = harness::MakeRealtimeJob(lab_, jc, on_event, on_step);
   }
   void Start() {
     py::gil_scoped_release release;  // the kernel's RC connects its QPs first (seconds on VM hosts)

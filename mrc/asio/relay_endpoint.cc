@@ -18,8 +18,7 @@ constexpr size_t kToRelayHeader = 21, kFromRelayHeader = 4;
 }  // namespace
 
 RelayEndpoint::RelayEndpoint(boost::asio::io_context& io, RelayEndpointConfig config)
-    : io_(io),
-      config_(std::move(config)),
+    : config_(std::move(config)),
       context_(ContextConfig{KeySeedOrEntropy(config_.key_seed)}),
       stream_(io, config_.fd),
       timer_(io),

@@ -34,7 +34,7 @@ struct RelayEndpointConfig {
 };
 
 struct RelayEndpointStats {
-  uint64_t rx_datagrams = 0, tx_datagrams = 0, tx_dropped = 0, unroutable = 0, malformed = 0;
+  uint64_t rx_datagrams = 0, tx_datagrams = 0, tx_dropped = 0, unroutable = 0;
 };
 
 class RelayEndpoint : public Endpoint {
@@ -66,7 +66,6 @@ class RelayEndpoint : public Endpoint {
   void Write();
   void ArmTimer();
 
-  boost::asio::io_context& io_;
   RelayEndpointConfig config_;
   Context context_;
   boost::asio::posix::stream_descriptor stream_;

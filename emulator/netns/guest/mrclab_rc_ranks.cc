@@ -38,6 +38,8 @@
 #include <tuple>
 #include <vector>
 
+#include "emulator/netns/guest/port_output.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -54,40 +56,9 @@ struct PrivateData {  // in the connect request and its accept
   uint32_t rkey;
 } __attribute__((packed));
 
-// stdout is the agent port: non-blocking, so lines are queued and written as it takes them.
-class Output {
- public:
-  void Line(const json& j) {
-    pending_ += j.dump() + "\n";
-    Flush();
-  }
-  void Flush() {
-    while (!pending_.empty()) {
-      const ssize_t n = write(1, pending_.data(), pending_.size());
-      if (n <= 0) return;
-      pending_.erase(0, n);
-    }
-  }
-  bool Waiting() const { return !pending_.empty(); }
-  void Drain() {  // before exiting
-    for (int i = 0; i < 500 && Waiting(); ++i) {
-      pollfd p{1, POLLOUT, 0};
-      poll(&p, 1, 10);
-      Flush();
-    }
-  }
+mrclab::guest::PortOutput out;
 
- private:
-  std::string pending_;
-};
-
-Output out;
-
-[[noreturn]] void Fail(const std::string& what) {
-  out.Line({{"type", "error"}, {"message", what}});
-  out.Drain();
-  std::exit(1);
-}
+[[noreturn]] void Fail(const std::string& what) { out.Fail(what); }
 
 uint32_t PatternWord(uint64_t key, uint64_t i) {
   uint64_t x = key + (i + 1) * 0x9E3779B97F4A7C15ull;

@@ -31,6 +31,8 @@
 #include <string>
 #include <vector>
 
+#include "emulator/netns/guest/port_output.h"
+
 #ifndef UDP_NO_CHECK6_TX
 #define UDP_NO_CHECK6_TX 101
 #define UDP_NO_CHECK6_RX 102
@@ -43,30 +45,9 @@ using nlohmann::json;
 constexpr size_t kToHostHeader = 4, kFromHostHeader = 21;
 constexpr size_t kMaxQueued = 8 << 20;
 
-std::string out;  // to the host; stdout is non-blocking
+mrclab::guest::PortOutput out;
 
-void Flush() {
-  while (!out.empty()) {
-    const ssize_t n = write(1, out.data(), out.size());
-    if (n <= 0) return;
-    out.erase(0, n);
-  }
-}
-
-void Line(const json& j) {
-  out += j.dump() + "\n";
-  Flush();
-}
-
-[[noreturn]] void Fail(const std::string& what) {
-  Line({{"type", "error"}, {"message", what + ": " + std::strerror(errno)}});
-  for (int i = 0; i < 100 && !out.empty(); ++i) {
-    pollfd p{1, POLLOUT, 0};
-    poll(&p, 1, 10);
-    Flush();
-  }
-  std::exit(1);
-}
+[[noreturn]] void Fail(const std::string& what) { out.Fail(what + ": " + std::strerror(errno)); }
 
 sockaddr_in6 Address(const std::string& text, uint16_t port) {
   sockaddr_in6 sa{};
@@ -112,10 +93,10 @@ class Relay {
     std::vector<uint8_t> datagram(65536);
     FromHost(in);
     for (;;) {
-      std::vector<pollfd> fds = {{0, POLLIN, 0}, {1, static_cast<short>(out.empty() ? 0 : POLLOUT), 0}};
+      std::vector<pollfd> fds = {{0, POLLIN, 0}, {1, static_cast<short>(out.Waiting() ? POLLOUT : 0), 0}};
       for (const Port& p : ports_) fds.push_back({p.fd, POLLIN, 0});
       poll(fds.data(), fds.size(), 1000);
-      Flush();
+      out.Flush();
       if (fds[0].revents & (POLLIN | POLLHUP)) {
         char chunk[65536];
         const ssize_t n = read(0, chunk, sizeof chunk);
@@ -127,14 +108,14 @@ class Relay {
         if (!(fds[2 + i].revents & POLLIN)) continue;
         ssize_t n;
         while ((n = recv(ports_[i].fd, datagram.data(), datagram.size(), 0)) > 0) {
-          if (out.size() > kMaxQueued) continue;  // the host is behind: drop, as a full buffer does
+          if (out.queued() > kMaxQueued) continue;  // the host is behind: drop, as a full buffer does
           const uint8_t header[kToHostHeader] = {static_cast<uint8_t>(n & 0xff), static_cast<uint8_t>(n >> 8),
                                                  static_cast<uint8_t>(ports_[i].plane), 0};
-          out.append(reinterpret_cast<const char*>(header), kToHostHeader);
-          out.append(reinterpret_cast<const char*>(datagram.data()), n);
+          out.Append(header, kToHostHeader);
+          out.Append(datagram.data(), n);
         }
       }
-      Flush();
+      out.Flush();
     }
   }
 
@@ -178,7 +159,7 @@ class Relay {
 }  // namespace
 
 int main() {
-  Line({{"type", "ready"}, {"pid", getpid()}});
+  out.Line({{"type", "ready"}, {"pid", getpid()}});
   std::string in;
   size_t nl;
   while ((nl = in.find('\n')) == std::string::npos) {
@@ -197,7 +178,7 @@ int main() {
   }
   try {
     Relay relay(config);
-    Line({{"type", "relaying"}});
+    out.Line({{"type", "relaying"}});
     relay.Run(std::move(in));
   } catch (const json::exception& e) {
     errno = EINVAL;
