@@ -135,6 +135,9 @@ Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, co
     auto host = std::make_unique<Host>();
     host->name = config_.hosts[h];
     host->binding = bind(static_cast<int>(h));
+    // Sized before any rank registers it (hosts may share it).
+    if (virtual_payload && host->binding.virtual_landing && host->binding.virtual_landing->size() < slot_bytes_)
+      host->binding.virtual_landing->resize(slot_bytes_);
     hosts_.push_back(std::move(host));
   }
   for (int r = 0; r < n; ++r) {
@@ -151,9 +154,12 @@ Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, co
       rank->data_mr.push_back(
           ctx.RegisterMemory({reinterpret_cast<uint8_t*>(d.data()), d.size() * sizeof(uint32_t)}, mrc::kAccessLocal));
     }
-    // Virtual payload: every slot lands on the same (zero) bytes; real: one region per slot.
-    rank->landing.resize((virtual_payload ? 1 : std::max(1, plan_.slots())) * slot_bytes_);
-    rank->landing_mr = ctx.RegisterMemory(rank->landing, mrc::kAccessRemoteWrite);
+    // Virtual payload: every slot lands on the same bytes (the driver's buffer, if it lent
+    // one); real: one region per slot.
+    std::vector<uint8_t>* lent = virtual_payload ? rank->host->binding.virtual_landing : nullptr;
+    std::vector<uint8_t>& landing = lent ? *lent : rank->landing;
+    if (!lent) rank->landing.resize((virtual_payload ? 1 : std::max(1, plan_.slots())) * slot_bytes_);
+    rank->landing_mr = ctx.RegisterMemory(landing, mrc::kAccessRemoteWrite);
     ranks_.push_back(std::move(rank));
   }
   Connect(lab, qp_config);

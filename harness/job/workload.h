@@ -15,8 +15,9 @@
 //                                                 WorkloadFailure (QP error, bad completion)
 //   AssembleStep(step, reports)           ◄─────── StepRecord, once every rank has reported
 //
-// Calls for one host touch only that host's ranks and Context, so a driver may run different
-// hosts on different threads. The step barrier and the watchdog are the driver's: it starts
+// Calls for one host touch only that host's ranks, Context and memory (unless the driver shares a
+// virtual landing buffer between hosts: HostBinding), so a driver may run different hosts on
+// different threads. The step barrier and the watchdog are the driver's: it starts
 // every rank's step, waits for all RankReports (or its step timeout) and assembles the record.
 //
 // Ranks are laid out host-major (ranks_per_host each); every rank uses every NIC port (plane)
@@ -50,6 +51,11 @@ struct HostBinding {
   mrc::Context* context = nullptr;
   // Installs the EV routes of QP `qpn` (routes[i] serves EV i) in the host's driver.
   std::function<void(uint32_t qpn, const std::vector<mrc::EvRoute>& routes)> set_routes;
+  // Virtual payload only, optional: where the host's ranks land what they receive (the
+  // workload sizes it before registering it). A driver that runs hosts on one thread may give
+  // them all the same buffer, so that landings stay in cache; without one, each rank lands in
+  // its own. The bytes are never read.
+  std::vector<uint8_t>* virtual_landing = nullptr;
 };
 
 // The QP configuration for a transport, EV planes (plane of EV i) and MTU: the driver's time

@@ -17,6 +17,7 @@
 //     (getrusage) when it ended: lab (generate and resolve the plan), fabric (SimFabric: ports,
 //     switches, the FIB of every switch), job (a Context per host, QPs, EV plans), step
 //     (simulate until every rank finished step 0). --stop-after ends the run after a phase.
+//   - The simulation runs on --scheduler (default: sim_scheduler.h's, as drills do).
 //   - While the step runs, a progress line on stderr each minute (simulated time, packet-hops).
 //   - Prints a table, or one JSON object with --json. Exit status 1 if the step did not
 //     complete (a watchdog of 10 simulated seconds) or on a bad argument, 0 otherwise.
@@ -35,6 +36,7 @@
 
 #include "emulator/lab_spec.h"
 #include "emulator/ns3/helper/sim_job.h"
+#include "emulator/ns3/helper/sim_scheduler.h"
 #include "emulator/ns3/model/sim_fabric.h"
 #include "emulator/resolved_lab.h"
 #include "mrc/core/qp_presets.h"
@@ -51,6 +53,7 @@ struct Options {
   int size_mib = 16, mtu = 4096, evs = 16;
   std::string link_rate = "100Gbit";
   std::string stop_after = "step";
+  std::string scheduler{emulator::sim::kSimScheduler};
   bool json = false;
 };
 
@@ -108,11 +111,13 @@ int main(int argc, char** argv) {
   app.add_option("--evs", o.evs, "srv6 EVs per QP")->check(CLI::Range(1, 256));
   app.add_option("--link-rate", o.link_rate, "Rate of every link (lab syntax: 100Gbit, 400Gbit, ...)");
   app.add_option("--stop-after", o.stop_after, "Last phase to run")->check(CLI::IsMember({"lab", "fabric", "job", "step"}));
+  app.add_option("--scheduler", o.scheduler, "ns-3 scheduler TypeId")->capture_default_str();
   app.add_flag("--json", o.json, "One JSON object instead of the table");
   CLI11_PARSE(app, argc, argv);
   if (o.spines_per_plane == 0) o.spines_per_plane = std::max(1, o.hosts_per_leaf / 2);
 
   try {
+    emulator::sim::UseSimScheduler(o.scheduler);
     PhaseTimer timer(!o.json);
     emulator::ResolvedLab lab;
     ns3::Ptr<emulator::sim::SimFabric> fabric;
@@ -188,6 +193,7 @@ int main(int argc, char** argv) {
                                    {"spines_per_plane", o.spines_per_plane}, {"link_rate", o.link_rate}}},
                           {"job", {{"collective", "all_reduce"}, {"size_mib", o.size_mib}, {"mtu", o.mtu},
                                    {"evs", o.evs}, {"payload", "virtual"}}},
+                          {"scheduler", o.scheduler},
                           {"phases", nlohmann::json::array()}};
     for (const Phase& p : timer.phases())
       out["phases"].push_back({{"phase", p.name}, {"wall_seconds", p.wall_seconds}, {"peak_rss_mib", p.peak_rss_mib}});

@@ -2,7 +2,7 @@
 // lab than stock ns-3 does, on the same traffic, in one process.
 //
 //   mrclab_ns3_speed_bench [--lab FILE] [--sim-ms 10] [--frame-bytes 1500] [--load 1.0]
-//                          [--stock-qdisc fifo|default] [--scheduler ns3::MapScheduler] [--json]
+//                          [--stock-qdisc fifo|default] [--scheduler ns3::PriorityQueueScheduler] [--json]
 //
 // Contract:
 //   - Both models are built from one lab (default labs/clos4.yaml) and run one after the other

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "emulator/ns3/helper/sim_scheduler.h"
 #include "emulator/resolved_lab.h"
 #include "ns3/nstime.h"
 
@@ -37,7 +38,7 @@ struct BenchConfig {
   ns3::Time link_delay = ns3::MicroSeconds(1);
   uint64_t switch_buffer_bytes = 1 << 20;  // output buffer of a switch port
   uint64_t host_buffer_bytes = 1 << 18;    // transmit buffer of a host port
-  std::string scheduler = "ns3::MapScheduler";
+  std::string scheduler{sim::kSimScheduler};  // both models run on it
   std::string stock_qdisc = "fifo";  // "fifo" (buffers as ours) or "default" (ns-3's FqCoDel)
 };
 

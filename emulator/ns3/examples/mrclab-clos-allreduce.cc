@@ -14,6 +14,7 @@
 #include <string>
 
 #include "emulator/ns3/helper/sim_job.h"
+#include "emulator/ns3/helper/sim_scheduler.h"
 #include "emulator/ns3/model/sim_fabric.h"
 #include "mrc/core/qp_presets.h"
 #include "ns3/command-line.h"
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   uint32_t evs = 32;
   uint32_t size_kib = 1024;
   double fail_at = 0.3, stop_time = 1.0;
+  emulator::sim::UseSimScheduler();  // before Parse: --SchedulerType=... still chooses another
   ns3::CommandLine cmd(__FILE__);
   cmd.AddValue("lab", "mrclab lab file (labs/*.yaml)", lab_file);
   cmd.AddValue("transport", "mrc or rc", transport);

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "emulator/ns3/helper/sim_job.h"
+#include "emulator/ns3/helper/sim_scheduler.h"
 #include "emulator/ns3/model/sim_fabric.h"
 #include "ns3/rng-seed-manager.h"
 #include "ns3/simulator.h"
@@ -40,6 +41,7 @@ class Ns3Backend : public harness::DrillBackend {
   std::string TimeBase() const override { return "simulated"; }
 
   void Prepare(bool progress) override {
+    UseSimScheduler();
     ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(options_.seed % 0xFFFFFFFEu) + 1);
     ns3::RngSeedManager::SetRun(1);
     fabric_ = ns3::CreateObject<SimFabric>();

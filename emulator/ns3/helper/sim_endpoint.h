@@ -92,8 +92,6 @@ class SimEndpoint {
   mrc::Timestamp armed_at_ = mrc::Timestamp::Infinite();
   bool flushing_ = false;
   bool blocked_ = false;  // the last Flush stopped at a full NIC: its OnTxSpace resumes it
-  std::vector<uint8_t> buffer_;      // the datagram being sent
-  std::vector<uint8_t> rx_scratch_;  // a received datagram with its zero run put back
   SimEndpointStats stats_;
 };
 

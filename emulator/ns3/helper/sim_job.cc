@@ -26,9 +26,11 @@ SimJob::SimJob(const ResolvedLab& lab, ns3::Ptr<SimFabric> fabric, const harness
   compute_timers_.resize(endpoints_.size());
   workload_ = std::make_unique<harness::Workload>(lab, config_, qp_config, [this](int h) {
     SimEndpoint* ep = endpoints_[h].get();
-    return harness::HostBinding{&ep->context(), [ep](uint32_t qpn, const std::vector<mrc::EvRoute>& routes) {
+    return harness::HostBinding{&ep->context(),
+                                [ep](uint32_t qpn, const std::vector<mrc::EvRoute>& routes) {
                                   ep->SetRoutes(qpn, routes);
-                                }};
+                                },
+                                &virtual_landing_};
   });
   for (size_t h = 0; h < endpoints_.size(); ++h)
     endpoints_[h]->SetOnProgress([this, h] { Progress(static_cast<int>(h)); });

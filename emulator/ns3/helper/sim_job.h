@@ -53,6 +53,8 @@ class SimJob : public harness::Job {
   StepFn on_step_;
   std::vector<std::unique_ptr<SimEndpoint>> endpoints_;
   std::vector<ns3::EventId> compute_timers_;
+  // Virtual payload lands here for every host: one thread runs them all (HostBinding).
+  std::vector<uint8_t> virtual_landing_;
   std::unique_ptr<harness::Workload> workload_;
   // Step state.
   uint64_t step_ = 0;

@@ -1,14 +1,16 @@
 // RingQueue<T>: a FIFO on one growable circular array. Ports keep their waiting and in-flight
 // packets in it so that a steady stream of packets allocates nothing: the array only grows (to
-// the next power of two) when it is full, and never shrinks.
+// the next power of two) when it is full, and never shrinks. A queue that empties starts again
+// at the first slot, so a port that mostly holds one packet keeps reusing the same memory.
 //
-// Contract: Front(), Pop() and PopBack() require !Empty(), operator[](i) requires i < Size().
+// Contract: Front(), Back(), Pop() and PopBack() require !Empty(), operator[](i) requires i < Size().
 // Pop() and PopBack() move the element out and leave a moved-from T in the slot (released
 // when the slot is next overwritten or by Clear()).
 #pragma once
 
 #include <cassert>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
@@ -32,12 +34,17 @@ class RingQueue {
     slots_[(head_ + size_) & (slots_.size() - 1)] = std::move(value);
     ++size_;
   }
+  // The newest element.
+  T& Back() {
+    assert(!Empty());
+    return slots_[(head_ + size_ - 1) & (slots_.size() - 1)];
+  }
   // Removes and returns the oldest element.
   T Pop() {
     assert(!Empty());
     T value = std::move(slots_[head_]);
     head_ = (head_ + 1) & (slots_.size() - 1);
-    --size_;
+    if (--size_ == 0) head_ = 0;
     return value;
   }
   // The element `i` places behind the oldest (i < Size()).
@@ -52,8 +59,9 @@ class RingQueue {
   // Removes and returns the newest element.
   T PopBack() {
     assert(!Empty());
-    --size_;
-    return std::move(slots_[(head_ + size_) & (slots_.size() - 1)]);
+    T value = std::move(slots_[(head_ + --size_) & (slots_.size() - 1)]);
+    if (size_ == 0) head_ = 0;
+    return value;
   }
   // Removes every element (and releases what they hold); keeps the capacity.
   void Clear() {
@@ -64,7 +72,7 @@ class RingQueue {
 
  private:
   void Grow() {
-    std::vector<T> bigger(slots_.empty() ? 16 : 2 * slots_.size());
+    std::vector<T> bigger(slots_.empty() ? 4 : 2 * slots_.size());
     for (size_t i = 0; i < size_; ++i) {
       bigger[i] = std::move(slots_[(head_ + i) & (slots_.size() - 1)]);
     }
@@ -73,8 +81,8 @@ class RingQueue {
   }
 
   std::vector<T> slots_;  // capacity is zero or a power of two
-  size_t head_ = 0;
-  size_t size_ = 0;
+  uint32_t head_ = 0;
+  uint32_t size_ = 0;
 };
 
 }  // namespace mrclab::emulator::sim

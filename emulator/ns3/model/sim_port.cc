@@ -63,7 +63,7 @@ EnqueueResult SimPort::Enqueue(SimPacket&& packet) {
   }
   Admit(std::move(packet), now);
   counters_.max_queue_bytes = std::max(counters_.max_queue_bytes, queued_bytes_);
-  if (on_tx_space_ && 2 * queued_bytes_ >= buffer_bytes_) ArmTxSpace(now);
+  if (2 * queued_bytes_ >= buffer_bytes_ && on_tx_space_) ArmTxSpace(now);
   return EnqueueResult::kQueued;
 }
 
@@ -74,7 +74,8 @@ void SimPort::Admit(SimPacket&& packet, int64_t now) {
   queued_bytes_ += wire;
   const uint64_t seq = next_seq_++;
   fifo_.Push({std::move(packet), finish, seq});
-  ns3::Simulator::Schedule(ns3::TimeStep(finish - now) + delay_, &SimPort::Deliver, this, seq);
+  const void* where = &fifo_.Back();
+  ns3::Simulator::Schedule(ns3::TimeStep(finish - now) + delay_, &SimPort::Deliver, this, seq, where);
 }
 
 void SimPort::SetUp(bool up) {
@@ -126,7 +127,9 @@ int64_t SimPort::SerialisationSteps(uint32_t wire_bytes) {
   return static_cast<int64_t>(scaled / rate_bps_);
 }
 
-void SimPort::Deliver(uint64_t seq) {
+void SimPort::Deliver(uint64_t seq, const void* where) {
+  __builtin_prefetch(where);
+  __builtin_prefetch(static_cast<const char*>(where) + 64);
   if (fifo_.Empty() || fifo_.Front().seq != seq) return;  // dropped when the port went down
   Retire(NowSteps());
   assert(finished_ > 0);

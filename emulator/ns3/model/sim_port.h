@@ -125,20 +125,26 @@ class alignas(64) SimPort {
   void Admit(SimPacket&& packet, int64_t now);
   // Moves packets whose serialisation ended by `now` from the queue to the wire.
   void Retire(int64_t now) const;
-  void Deliver(uint64_t seq);
+  // `where` is where the packet's FIFO entry was when it was scheduled: a prefetch hint only
+  // (the FIFO may have moved since), so that the port's and the entry's cache misses overlap.
+  void Deliver(uint64_t seq, const void* where);
   void ArmTxSpace(int64_t now);
   void TxSpaceDue();
   int64_t SerialisationSteps(uint32_t wire_bytes);
 
-  // Laid out by use: every packet touches the first two cache lines and the counters'.
-  // Departures are computed at Enqueue; reading the state catches up with the clock (Retire),
-  // hence mutable.
+  // Laid out by use, so that a packet's hop touches few cache lines: the first line is what
+  // Enqueue, Admit, Retire and Deliver read and write (and what a switch's IsUp() reads just
+  // before Enqueue), the second their configuration, the third the counters. Departures are
+  // computed at Enqueue; reading the state catches up with the clock (Retire), hence mutable.
+  bool up_ = true;
+  bool blackhole_ = false;
+  bool tx_space_armed_ = false;        // a TxSpaceDue event is pending
+  mutable uint32_t finished_ = 0;      // entries at the front of fifo_ that are on the wire
   mutable RingQueue<Entry> fifo_;
-  mutable size_t finished_ = 0;        // entries at the front of fifo_ that are on the wire
   mutable uint64_t queued_bytes_ = 0;  // wire bytes of the entries not finished
   int64_t last_finish_ = 0;            // when the serialiser is free again
-
   PacketSink* far_end_;
+
   uint64_t rate_bps_;
   uint64_t serialisation_carry_ = 0;  // remainder of the last division, in 1/rate ticks
   uint64_t ticks_per_second_;
@@ -146,15 +152,11 @@ class alignas(64) SimPort {
   uint64_t buffer_bytes_;
   uint64_t ecn_threshold_bytes_;
   uint64_t next_seq_ = 0;
-
-  bool up_ = true;
-  bool blackhole_ = false;
-  bool tx_space_armed_ = false;  // a TxSpaceDue event is pending
   double loss_rate_ = 0;
-  std::function<void()> on_tx_space_;
 
   alignas(64) mutable PortCounters counters_;
 
+  std::function<void()> on_tx_space_;
   int64_t loss_stream_;
   ns3::Ptr<ns3::UniformRandomVariable> loss_draws_;  // created by the first SetLossRate(> 0)
 };

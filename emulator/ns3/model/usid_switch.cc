@@ -10,8 +10,6 @@ namespace mrclab::emulator::sim {
 
 namespace {
 
-const FibEntry kNoEntry{};
-
 bool InUsidBlock(const Ipv6Address& a) {
   return a[0] == 0xfc && a[1] == 0xbb && a[2] == 0 && a[3] == 0;
 }
@@ -39,8 +37,7 @@ const UsidSwitch::BehaviourFunction UsidSwitch::kBehaviours[kBehaviourCount] = {
     &UsidSwitch::Local,
 };
 
-UsidSwitch::UsidSwitch(std::string name, uint64_t hash_seed)
-    : name_(std::move(name)), hash_seed_(hash_seed) {}
+UsidSwitch::UsidSwitch(std::string name, uint64_t hash_seed) : hash_seed_(hash_seed), name_(std::move(name)) {}
 
 uint16_t UsidSwitch::AddEgressPort(SimPort* port) {
   if (egress_ports_.size() > UINT16_MAX) {
@@ -82,14 +79,33 @@ void UsidSwitch::IndexHomeBlock() {
   std::array<size_t, 16> per_block{};
   for (const auto& [usid, entry] : fib_.by_usid) ++per_block[usid >> 12];
   home_block_ = static_cast<uint16_t>(std::max_element(per_block.begin(), per_block.end()) - per_block.begin());
-  home_table_.assign(4096, FibEntry{});
+  size_t size = 0;
   for (const auto& [usid, entry] : fib_.by_usid)
-    if (usid >> 12 == home_block_) home_table_[usid & 0xfff] = entry;
+    if (usid >> 12 == home_block_) size = std::max<size_t>(size, (usid & 0xfff) + 1);
+  home_entries_.assign(size, FibEntry{});
+  home_table_.assign(size, Route{});
+  for (const auto& [usid, entry] : fib_.by_usid) {
+    if (usid >> 12 != home_block_) continue;
+    home_entries_[usid & 0xfff] = entry;
+    home_table_[usid & 0xfff] = Resolve(entry);
+  }
+}
+
+UsidSwitch::Route UsidSwitch::Resolve(const FibEntry& entry) const {
+  Route route{entry.behaviour};
+  if (entry.behaviour == Behaviour::kForward) {
+    const GroupSpan span = spans_[entry.group];
+    route.size = span.size;
+    route.ports = group_ports_.data() + span.first;
+    route.first = span.size > 0 ? route.ports[0] : nullptr;
+  }
+  return route;
 }
 
 const FibEntry* UsidSwitch::FindUsid(uint16_t usid) const {
   if (usid >> 12 == home_block_) {
-    const FibEntry& entry = home_table_[usid & 0xfff];
+    if ((usid & 0xfffu) >= home_entries_.size()) return nullptr;
+    const FibEntry& entry = home_entries_[usid & 0xfff];
     return entry.behaviour == Behaviour::kNoRoute ? nullptr : &entry;
   }
   return sim::FindUsid(fib_, usid);
@@ -106,29 +122,31 @@ void UsidSwitch::Receive(SimPacket&& packet) {
 
 void UsidSwitch::Dispatch(SimPacket&& packet) {
   ++counters_.lookups;
-  const FibEntry& entry = Lookup(packet.dst);
-  (this->*kBehaviours[static_cast<int>(entry.behaviour)])(std::move(packet), entry);
+  const Route route = Lookup(packet.dst);
+  (this->*kBehaviours[static_cast<int>(route.behaviour)])(std::move(packet), route);
 }
 
-const FibEntry& UsidSwitch::Lookup(const Ipv6Address& dst) const {
+UsidSwitch::Route UsidSwitch::Lookup(const Ipv6Address& dst) const {
   if (InUsidBlock(dst)) {
-    const FibEntry* entry = FindUsid(Group16(dst, 4));
-    return entry ? *entry : kNoEntry;
+    const uint16_t usid = Group16(dst, 4);
+    if (usid >> 12 == home_block_) return (usid & 0xfffu) < home_table_.size() ? home_table_[usid & 0xfff] : Route{};
+    const FibEntry* entry = sim::FindUsid(fib_, usid);
+    return entry ? Resolve(*entry) : Route{};
   }
   if (IsLinkAddress(dst)) {
     const FibEntry* entry =
         LookupLinkAddress(fib_, Group16(dst, 2), uint32_t{Group16(dst, 6)} << 16 | Group16(dst, 4), dst[15],
                           [this](uint16_t usid) { return FindUsid(usid); });
-    return entry ? *entry : kNoEntry;
+    return entry ? Resolve(*entry) : Route{};
   }
-  return kNoEntry;
+  return Route{};
 }
 
-void UsidSwitch::NoRoute(SimPacket&&, const FibEntry&) { ++counters_.no_route_drops; }
+void UsidSwitch::NoRoute(SimPacket&&, const Route&) { ++counters_.no_route_drops; }
 
-void UsidSwitch::Local(SimPacket&&, const FibEntry&) { ++counters_.local_drops; }
+void UsidSwitch::Local(SimPacket&&, const Route&) { ++counters_.local_drops; }
 
-void UsidSwitch::EndNextCsid(SimPacket&& packet, const FibEntry&) {
+void UsidSwitch::EndNextCsid(SimPacket&& packet, const Route&) {
   ++counters_.un_hits;
   Ipv6Address& dst = packet.dst;
   std::copy(dst.begin() + 6, dst.end(), dst.begin() + 4);
@@ -137,18 +155,26 @@ void UsidSwitch::EndNextCsid(SimPacket&& packet, const FibEntry&) {
   Dispatch(std::move(packet));
 }
 
-void UsidSwitch::Forward(SimPacket&& packet, const FibEntry& entry) {
-  const GroupSpan span = spans_[entry.group];
-  SimPort* const* members = group_ports_.data() + span.first;
+void UsidSwitch::Forward(SimPacket&& packet, const Route& route) {
+  if (route.size == 1) {  // no choice to make, no hash
+    if (!route.first->IsUp()) {
+      ++counters_.no_route_drops;
+      return;
+    }
+    ++counters_.forwarded;
+    route.first->Enqueue(std::move(packet));
+    return;
+  }
+  SimPort* const* members = route.ports;
   uint32_t up = 0;
-  for (uint32_t i = 0; i < span.size; ++i) up += members[i]->IsUp() ? 1 : 0;
+  for (uint32_t i = 0; i < route.size; ++i) up += members[i]->IsUp() ? 1 : 0;
   if (up == 0) {
     ++counters_.no_route_drops;
     return;
   }
   // Hashing is skipped when there is no choice to make.
   uint32_t pick = up == 1 ? 0 : EcmpPick(FlowHash(packet, hash_seed_), up);
-  for (uint32_t i = 0; i < span.size; ++i) {
+  for (uint32_t i = 0; i < route.size; ++i) {
     if (!members[i]->IsUp()) continue;
     if (pick-- == 0) {
       ++counters_.forwarded;

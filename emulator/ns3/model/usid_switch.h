@@ -65,36 +65,47 @@ class UsidSwitch : public PacketSink {
   const SwitchCounters& Counters() const { return counters_; }
 
  private:
-  using BehaviourFunction = void (UsidSwitch::*)(SimPacket&&, const FibEntry&);
+  // A FIB entry with its ECMP group resolved to ports, which is all forwarding reads: the
+  // group's first port is inline, so a one-port group (every srv6 hop) costs no further load.
+  struct Route {
+    Behaviour behaviour = Behaviour::kNoRoute;
+    uint32_t size = 0;                 // kForward: ports in the group
+    SimPort* first = nullptr;          // kForward: the group's first port
+    SimPort* const* ports = nullptr;   // kForward: all of them (in group_ports_)
+  };
+  using BehaviourFunction = void (UsidSwitch::*)(SimPacket&&, const Route&);
   static const BehaviourFunction kBehaviours[kBehaviourCount];
 
   void Dispatch(SimPacket&& packet);
-  const FibEntry& Lookup(const Ipv6Address& dst) const;
+  Route Lookup(const Ipv6Address& dst) const;
+  Route Resolve(const FibEntry& entry) const;
   // Fills home_table_ from fib_.by_usid.
   void IndexHomeBlock();
   // The FIB's entry for a uSID, or nullptr.
   const FibEntry* FindUsid(uint16_t usid) const;
-  void NoRoute(SimPacket&& packet, const FibEntry& entry);
-  void EndNextCsid(SimPacket&& packet, const FibEntry& entry);
-  void Forward(SimPacket&& packet, const FibEntry& entry);
-  void Local(SimPacket&& packet, const FibEntry& entry);
+  void NoRoute(SimPacket&& packet, const Route& route);
+  void EndNextCsid(SimPacket&& packet, const Route& route);
+  void Forward(SimPacket&& packet, const Route& route);
+  void Local(SimPacket&& packet, const Route& route);
 
-  std::string name_;
+  // What every packet reads first: counters, the hash seed and the home block's routes.
+  SwitchCounters counters_;
   uint64_t hash_seed_;
+  uint16_t home_block_ = 0xffff;
+  // fib_.by_usid's entries of one uSID block (the top nibble: a plane), resolved and indexed by
+  // the low 12 bits up to the highest one in use (kNoRoute where there is none): a lookup reads
+  // one array slot, not a hash chain. Entries of other blocks stay in by_usid.
+  std::vector<Route> home_table_;
+  std::vector<FibEntry> home_entries_;  // the same entries unresolved, for FindUsid
+  std::string name_;
   std::vector<SimPort*> egress_ports_;
   Fib fib_;
-  // fib_.by_usid's entries of one uSID block (the top nibble: a plane), indexed by the low 12
-  // bits, kNoRoute where it has none: a lookup reads one array slot, not a hash chain. Entries
-  // of other blocks stay in by_usid.
-  uint16_t home_block_ = 0xffff;
-  std::vector<FibEntry> home_table_;
   // fib_.groups resolved to ports: group g is group_ports_[spans_[g].first, + spans_[g].size).
   struct GroupSpan {
     uint32_t first = 0, size = 0;
   };
   std::vector<GroupSpan> spans_;
   std::vector<SimPort*> group_ports_;
-  SwitchCounters counters_;
 };
 
 }  // namespace mrclab::emulator::sim

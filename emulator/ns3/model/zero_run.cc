@@ -12,6 +12,13 @@ uint64_t Word(const uint8_t* p) {
   return w;
 }
 
+// Whether the 64 bytes at p are all zero (one OR the compiler vectorises).
+bool ZeroBlock(const uint8_t* p) {
+  uint64_t any = 0;
+  for (int k = 0; k < 8; ++k) any |= Word(p + 8 * k);
+  return any == 0;
+}
+
 // Whether any byte of `w` is zero (the classic bit trick).
 bool HasZeroByte(uint64_t w) { return ((w - 0x0101010101010101ull) & ~w & 0x8080808080808080ull) != 0; }
 
@@ -29,6 +36,7 @@ ZeroRun LongestZeroRun(std::span<const uint8_t> bytes) {
     if (i == n) break;
     size_t j = i;
     while (j < n && (j & 7) != 0 && p[j] == 0) ++j;
+    while (j + 64 <= n && ZeroBlock(p + j)) j += 64;
     while (j + 8 <= n && Word(p + j) == 0) j += 8;
     while (j < n && p[j] == 0) ++j;
     if (j - i > best.bytes) best = {static_cast<uint32_t>(i), static_cast<uint32_t>(j - i)};
