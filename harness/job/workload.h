@@ -34,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <variant>
 #include <vector>
@@ -162,7 +163,10 @@ class Workload {
   std::vector<CollectiveKind> kinds_;
   StepPlan plan_;
   std::vector<size_t> words_;  // per collective: uint32 words per chunk
-  std::vector<std::vector<uint32_t>> shared_input_;  // PayloadMode::kVirtual: per collective, one chunk of zeros
+  // PayloadMode::kVirtual: per collective, one chunk of zeros (its bytes half a page into
+  // their storage: workload.cc).
+  std::vector<std::vector<uint32_t>> shared_input_;
+  std::vector<std::span<uint8_t>> shared_input_bytes_;
   size_t slot_bytes_ = 0;
   std::vector<std::unique_ptr<Host>> hosts_;
   std::vector<std::unique_ptr<Rank>> ranks_;

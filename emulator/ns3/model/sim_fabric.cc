@@ -148,6 +148,7 @@ void SimFabric::Build(const emulator::ResolvedLab& lab) {
       config.buffer_bytes = from_host ? host_buffer_bytes_ : port_buffer_bytes_;
       config.ecn_threshold_bytes = from_host ? kNeverMark : ecn_threshold_bytes_;
       config.loss_stream = int64_t{seed_} * kStreamsPerSeed + static_cast<int64_t>(ports_.size());
+      config.arrivals = &arrivals_;
       SimPort* port = ports_.emplace_back(std::make_unique<SimPort>(config, end_sink[1 - e])).get();
       if (from_host) {
         HostPortOf(ends[e]->node, link.plane).nic = port;

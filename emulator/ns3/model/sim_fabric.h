@@ -39,6 +39,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "emulator/ns3/model/arrival_queue.h"
 #include "emulator/ns3/model/fabric_routes.h"
 #include "emulator/ns3/model/payload_pool.h"
 #include "emulator/ns3/model/sim_packet.h"
@@ -149,6 +150,7 @@ class SimFabric : public ns3::Object {
   std::unordered_map<std::string, int> switch_index_;
   std::vector<std::unique_ptr<HostPort>> host_ports_;
   std::unordered_map<std::string, std::vector<HostPort*>> host_ports_by_name_;  // [plane]
+  ArrivalQueue arrivals_;  // every port's deliveries (declared before ports_: outlives them)
   std::vector<std::unique_ptr<SimPort>> ports_;
   std::shared_ptr<PayloadPool> payloads_ = std::make_shared<PayloadPool>();  // [2 * link] a->b, [2 * link + 1] b->a
   std::vector<LinkState> links_;

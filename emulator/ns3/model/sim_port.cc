@@ -1,5 +1,7 @@
 #include "emulator/ns3/model/sim_port.h"
 
+#include "emulator/ns3/model/arrival_queue.h"
+
 #include <algorithm>
 #include <cassert>
 #include <stdexcept>
@@ -16,14 +18,21 @@ int64_t NowSteps() { return ns3::Simulator::Now().GetTimeStep(); }
 
 SimPort::SimPort(const PortConfig& config, PacketSink* far_end)
     : far_end_(far_end),
+      arrivals_(config.arrivals),
       rate_bps_(config.rate_bps),
       ticks_per_second_(static_cast<uint64_t>(ns3::Seconds(1).GetTimeStep())),
-      delay_(config.delay),
+      delay_steps_(config.delay.GetTimeStep()),
       buffer_bytes_(config.buffer_bytes),
       ecn_threshold_bytes_(config.ecn_threshold_bytes),
       loss_stream_(config.loss_stream) {
   if (rate_bps_ == 0) throw std::invalid_argument("a port needs a positive rate");
+  if (!arrivals_) {
+    own_arrivals_ = std::make_unique<ArrivalQueue>();
+    arrivals_ = own_arrivals_.get();
+  }
 }
+
+SimPort::~SimPort() = default;
 
 void SimPort::Retire(int64_t now) const {
   while (finished_ < fifo_.Size() && fifo_[finished_].finish <= now) {
@@ -74,8 +83,7 @@ void SimPort::Admit(SimPacket&& packet, int64_t now) {
   queued_bytes_ += wire;
   const uint64_t seq = next_seq_++;
   fifo_.Push({std::move(packet), finish, seq});
-  const void* where = &fifo_.Back();
-  ns3::Simulator::Schedule(ns3::TimeStep(finish - now) + delay_, &SimPort::Deliver, this, seq, where);
+  arrivals_->Push(finish + delay_steps_, this, seq, &fifo_.Back());
 }
 
 void SimPort::SetUp(bool up) {
@@ -127,9 +135,7 @@ int64_t SimPort::SerialisationSteps(uint32_t wire_bytes) {
   return static_cast<int64_t>(scaled / rate_bps_);
 }
 
-void SimPort::Deliver(uint64_t seq, const void* where) {
-  __builtin_prefetch(where);
-  __builtin_prefetch(static_cast<const char*>(where) + 64);
+void SimPort::Deliver(uint64_t seq) {
   if (fifo_.Empty() || fifo_.Front().seq != seq) return;  // dropped when the port went down
   Retire(NowSteps());
   assert(finished_ > 0);

@@ -3,8 +3,8 @@
 // end's ingress faults at the other side:
 //
 //   Enqueue ─► [down? fault drop] ─► [full? tail drop] ─► [ECN mark] ─► FIFO: its serialisation
-//      is timed at once (it starts when the packet before it ends) ─► Deliver (one event, at
-//      the end of serialisation + delay) ─► [blackhole? / loss? fault drop] ─► far end's
+//      is timed at once (it starts when the packet before it ends) ─► Deliver (one arrival in
+//      the ArrivalQueue, at the end of serialisation + delay) ─► [blackhole? / loss? fault drop] ─► far end's
 //      PacketSink::Receive
 //
 // Contract:
@@ -17,9 +17,10 @@
 //     even though ns-3 time has a resolution (1 ns by default). A rate change applies from the
 //     next packet that starts serialising (waiting packets are re-timed).
 //   - A packet reaches the far end `delay` after its serialisation ends. Deliveries happen in
-//     transmission order. One ns-3 event per packet (Deliver, carrying the packet's sequence
-//     number; the packet waits in the port's FIFO): departures are computed, not simulated, as
-//     htsim does, and tx counters and occupancy catch up with the clock when they are read.
+//     transmission order. One arrival per packet (Deliver, carrying the packet's sequence
+//     number; the packet waits in the port's FIFO), in the ArrivalQueue: departures are
+//     computed, not simulated, as htsim does, and tx counters and occupancy catch up with the
+//     clock when they are read.
 //   - Down: going down drops the queue, the packet being serialised and every packet still on
 //     the wire (fault_drops, counted when it goes down); while down, everything offered is
 //     dropped (fault_drops). Coming up starts from an empty queue.
@@ -30,13 +31,14 @@
 //   - rx_packets/rx_bytes count what the far end received (after blackhole and loss).
 //   - The tx-space callback runs once each time the occupancy, having reached half the buffer
 //     or more, falls below half again (at the end of the serialisation that brings it there).
-//   - The port must outlive the simulator's events that refer to it: keep it alive until
-//     ns3::Simulator::Run() has returned (events are freed by Simulator::Destroy()).
+//   - The port must outlive the simulator's events and the arrivals that refer to it: keep it
+//     (and its ArrivalQueue) alive until ns3::Simulator::Run() has returned.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 
 #include "emulator/ns3/model/ring_queue.h"
 #include "emulator/ns3/model/sim_packet.h"
@@ -66,12 +68,17 @@ struct PortCounters {
 
 inline constexpr uint64_t kNeverMark = std::numeric_limits<uint64_t>::max();
 
+class ArrivalQueue;
+
 struct PortConfig {
   uint64_t rate_bps = 100'000'000'000;
   ns3::Time delay = ns3::MicroSeconds(1);
   uint64_t buffer_bytes = 1 << 20;
   uint64_t ecn_threshold_bytes = kNeverMark;  // kNeverMark: the port never marks
   int64_t loss_stream = 0;                    // ns-3 RNG stream of the loss draws
+  // Where the port's deliveries are scheduled (arrival_queue.h; shared by a fabric's ports,
+  // and it must outlive the port's pending deliveries); null: a queue of the port's own.
+  ArrivalQueue* arrivals = nullptr;
 };
 
 enum class EnqueueResult { kQueued, kQueueDrop, kFaultDrop };
@@ -81,6 +88,7 @@ class alignas(64) SimPort {
   // `far_end` receives what this port delivers; it must outlive the port's events.
   // Throws std::invalid_argument if the rate is zero.
   SimPort(const PortConfig& config, PacketSink* far_end);
+  ~SimPort();
   SimPort(const SimPort&) = delete;
   SimPort& operator=(const SimPort&) = delete;
 
@@ -125,9 +133,9 @@ class alignas(64) SimPort {
   void Admit(SimPacket&& packet, int64_t now);
   // Moves packets whose serialisation ended by `now` from the queue to the wire.
   void Retire(int64_t now) const;
-  // `where` is where the packet's FIFO entry was when it was scheduled: a prefetch hint only
-  // (the FIFO may have moved since), so that the port's and the entry's cache misses overlap.
-  void Deliver(uint64_t seq, const void* where);
+  // Run by the ArrivalQueue.
+  friend class ArrivalQueue;
+  void Deliver(uint64_t seq);
   void ArmTxSpace(int64_t now);
   void TxSpaceDue();
   int64_t SerialisationSteps(uint32_t wire_bytes);
@@ -145,10 +153,11 @@ class alignas(64) SimPort {
   int64_t last_finish_ = 0;            // when the serialiser is free again
   PacketSink* far_end_;
 
+  ArrivalQueue* arrivals_;
   uint64_t rate_bps_;
   uint64_t serialisation_carry_ = 0;  // remainder of the last division, in 1/rate ticks
   uint64_t ticks_per_second_;
-  ns3::Time delay_;
+  int64_t delay_steps_;
   uint64_t buffer_bytes_;
   uint64_t ecn_threshold_bytes_;
   uint64_t next_seq_ = 0;
@@ -159,6 +168,7 @@ class alignas(64) SimPort {
   std::function<void()> on_tx_space_;
   int64_t loss_stream_;
   ns3::Ptr<ns3::UniformRandomVariable> loss_draws_;  // created by the first SetLossRate(> 0)
+  std::unique_ptr<ArrivalQueue> own_arrivals_;       // when the config gave none
 };
 
 }  // namespace mrclab::emulator::sim

@@ -1,7 +1,11 @@
 // SimPort on its own: serialisation and delay, exact long-run rate, rate changes, ECN marking,
-// tail drop, down, blackhole, loss and the tx-space callback.
+// tail drop, down, blackhole, loss, the tx-space callback, and ports sharing an ArrivalQueue.
+#include <algorithm>
+#include <memory>
+#include <tuple>
 #include <vector>
 
+#include "emulator/ns3/model/arrival_queue.h"
 #include "emulator/ns3/model/sim_port.h"
 #include "ns3/simulator.h"
 #include "ns3/test.h"
@@ -313,6 +317,61 @@ class TxSpaceTestCase : public ns3::TestCase {
   }
 };
 
+class SharedArrivalsTestCase : public ns3::TestCase {
+ public:
+  SharedArrivalsTestCase()
+      : ns3::TestCase("ports sharing an ArrivalQueue deliver in time order, ties in the order they were "
+                      "queued, at the same instants as with queues of their own") {}
+
+ private:
+  // Three ports, two of them with the same timing: returns (sink, packet id, time) in delivery order.
+  std::vector<std::tuple<int, uint16_t, int64_t>> Run(bool shared) {
+    ArrivalQueue queue;
+    std::vector<CollectingSink> sinks(3);
+    std::vector<std::unique_ptr<SimPort>> ports;
+    for (int i = 0; i < 3; ++i) {
+      PortConfig c = Config(i == 2 ? 500'000'000 : 1'000'000'000, MicroSeconds(1), 1'000'000);
+      if (shared) c.arrivals = &queue;
+      ports.push_back(std::make_unique<SimPort>(c, &sinks[i]));
+    }
+    std::vector<std::tuple<int, uint16_t, int64_t>> order;
+    for (int i = 0; i < 3; ++i) {
+      sinks[i].on_receive = [&order, i](const SimPacket& p) {
+        order.emplace_back(i, p.src_port, Simulator::Now().GetNanoSeconds());
+      };
+    }
+    // Ports 1 and 0 finish their packets at the same instants (1 then 0 queued first).
+    for (uint16_t id = 0; id < 3; ++id) {
+      ports[1]->Enqueue(Sized(1250, id));
+      ports[0]->Enqueue(Sized(1250, id));
+      ports[2]->Enqueue(Sized(1250, id));
+    }
+    Simulator::Schedule(MicroSeconds(5), [&] { ports[0]->Enqueue(Sized(1250, 9)); });
+    Simulator::Run();
+    Simulator::Destroy();
+    NS_TEST_EXPECT_MSG_EQ(queue.Size(), 0u, "every arrival ran");
+    return order;
+  }
+
+  void DoRun() override {
+    const auto shared = Run(true);
+    NS_TEST_ASSERT_MSG_EQ(shared.size(), 10u, "every packet delivered");
+    for (size_t i = 1; i < shared.size(); ++i)
+      NS_TEST_ASSERT_MSG_EQ((std::get<2>(shared[i - 1]) <= std::get<2>(shared[i])), true, "time order at " << i);
+    // 1 Gbit/s, 1250 bytes: 10 us each, plus 1 us: ports 1 and 0 tie at 11 us; port 1 was first.
+    NS_TEST_ASSERT_MSG_EQ(std::get<0>(shared[0]), 1, "the tie keeps queueing order");
+    NS_TEST_ASSERT_MSG_EQ(std::get<0>(shared[1]), 0, "the tie keeps queueing order");
+    NS_TEST_ASSERT_MSG_EQ(std::get<2>(shared[0]), 11000, "first arrival at 11 us");
+    // The same instants as ports with queues of their own.
+    auto own = Run(false);
+    auto by_port = [](std::vector<std::tuple<int, uint16_t, int64_t>> v) {
+      std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+      return v;
+    };
+    NS_TEST_ASSERT_MSG_EQ((by_port(shared) == by_port(own)), true, "same deliveries, same times");
+  }
+};
+
 class SimPortTestSuite : public ns3::TestSuite {
  public:
   SimPortTestSuite() : ns3::TestSuite("mrclab-sim-port", UNIT) {
@@ -324,6 +383,7 @@ class SimPortTestSuite : public ns3::TestSuite {
     AddTestCase(new DownUpQuicklyTestCase, QUICK);
     AddTestCase(new IngressFaultsTestCase, QUICK);
     AddTestCase(new TxSpaceTestCase, QUICK);
+    AddTestCase(new SharedArrivalsTestCase, QUICK);
   }
 };
 

@@ -47,6 +47,7 @@ uint32_t SequenceOf(const SimPacket& packet) {
 }
 
 void CollectingSink::Receive(SimPacket&& packet) {
+  if (on_receive) on_receive(packet);
   arrivals.push_back({ns3::Simulator::Now(), std::move(packet)});
 }
 

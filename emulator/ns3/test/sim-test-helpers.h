@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,7 @@ class CollectingSink : public PacketSink {
  public:
   void Receive(SimPacket&& packet) override;
   std::vector<Arrival> arrivals;
+  std::function<void(const SimPacket&)> on_receive;  // optional: called for each, as it arrives
 };
 
 // Records what a host port receives.
