@@ -169,9 +169,10 @@ Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, co
       rank->data.emplace_back(virtual_payload ? 0 : words_[c] * n);
       rank->output.emplace_back(!virtual_payload && kinds_[c] == CollectiveKind::kAllToAll ? words_[c] * n : 0);
       auto& d = rank->data.back();
-      rank->data_mr.push_back(ctx.RegisterMemory(
-          virtual_payload ? shared_input_bytes_[c] : std::span<uint8_t>(reinterpret_cast<uint8_t*>(d.data()), d.size() * sizeof(uint32_t)),
-          mrc::kAccessLocal));
+      const std::span<uint8_t> input =
+          virtual_payload ? shared_input_bytes_[c]
+                          : std::span<uint8_t>(reinterpret_cast<uint8_t*>(d.data()), d.size() * sizeof(uint32_t));
+      rank->data_mr.push_back(ctx.RegisterMemory(input, mrc::kAccessLocal));
     }
     // Virtual payload: every slot lands on the same bytes (the driver's buffer, if it lent
     // one); real: one region per slot.
