@@ -1,5 +1,6 @@
 #include "emulator/ns3/model/sim_fabric.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "emulator/ns3/model/ecmp_hash.h"
@@ -97,6 +98,9 @@ void SimFabric::Build(const emulator::ResolvedLab& lab) {
   routing_ = lab.routing;
   default_rate_bps_ = lab.link_rate_bps.value_or(link_rate_.GetBitRate());
   if (lab.link_delay_ns) link_delay_ = ns3::NanoSeconds(static_cast<int64_t>(*lab.link_delay_ns));
+  // Arrival buckets about as wide as a 1 KiB frame takes on the links.
+  arrivals_.SetBucketWidth(ns3::Seconds(1).GetTimeStep() * 8 * 1024 /
+                           std::max<int64_t>(1, static_cast<int64_t>(default_rate_bps_)));
 
   // Node name -> switch index, or host port per plane.
   for (const emulator::ResolvedNode& node : lab.nodes) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <immintrin.h>
 
 namespace mrclab::emulator::sim {
 namespace {
@@ -12,11 +13,31 @@ uint64_t Word(const uint8_t* p) {
   return w;
 }
 
-// Whether the 64 bytes at p are all zero (one OR the compiler vectorises).
+// Whether the 64 bytes at p are all zero.
 bool ZeroBlock(const uint8_t* p) {
   uint64_t any = 0;
   for (int k = 0; k < 8; ++k) any |= Word(p + 8 * k);
   return any == 0;
+}
+
+// From j, past the 64-byte blocks of zeros before n: the run's long middle, two 32-byte loads
+// a block where the CPU has AVX2 (the scalar loop was 6% of a 1,024-host step).
+__attribute__((target("avx2"))) size_t SkipZeroBlocksAvx2(const uint8_t* p, size_t j, size_t n) {
+  while (j + 64 <= n) {
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + j));
+    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + j + 32));
+    const __m256i any = _mm256_or_si256(lo, hi);
+    if (!_mm256_testz_si256(any, any)) break;
+    j += 64;
+  }
+  return j;
+}
+
+size_t SkipZeroBlocks(const uint8_t* p, size_t j, size_t n) {
+  static const bool have_avx2 = __builtin_cpu_supports("avx2");
+  if (have_avx2) return SkipZeroBlocksAvx2(p, j, n);
+  while (j + 64 <= n && ZeroBlock(p + j)) j += 64;
+  return j;
 }
 
 // Whether any byte of `w` is zero (the classic bit trick).
@@ -36,7 +57,7 @@ ZeroRun LongestZeroRun(std::span<const uint8_t> bytes) {
     if (i == n) break;
     size_t j = i;
     while (j < n && (j & 7) != 0 && p[j] == 0) ++j;
-    while (j + 64 <= n && ZeroBlock(p + j)) j += 64;
+    j = SkipZeroBlocks(p, j, n);
     while (j + 8 <= n && Word(p + j) == 0) j += 8;
     while (j < n && p[j] == 0) ++j;
     if (j - i > best.bytes) best = {static_cast<uint32_t>(i), static_cast<uint32_t>(j - i)};

@@ -96,6 +96,18 @@ class ZeroRunTestCase : public ns3::TestCase {
         RoundTrip(d, start + 3, "odd run");
       }
     }
+    // One byte that is not zero anywhere in a long run (either half of a 64-byte block, which
+    // the AVX2 scan tests at once) splits it.
+    for (size_t k = 0; k < 600; k += 7) {
+      std::vector<uint8_t> d(8 + 600, 0);
+      std::fill_n(d.begin(), 8, 0x11);
+      d[8 + k] = 0x80;
+      const ZeroRun r = LongestZeroRun(d);
+      const size_t before = k, after = 600 - k - 1;
+      NS_TEST_ASSERT_MSG_EQ(r.bytes, std::max(before, after), "a byte at " << k << " splits the run");
+      const size_t at = before >= after ? 8 : 8 + k + 1;
+      NS_TEST_ASSERT_MSG_EQ(r.at, at, "a byte at " << k << ": where the run starts");
+    }
     // A run at the very end, and a datagram of nothing but zeros.
     std::vector<uint8_t> tail(100, 0);
     tail[0] = 9;
