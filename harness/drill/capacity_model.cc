@@ -68,6 +68,11 @@ JobDemand EstimateDemand(const JobConfig& job, const emulator::ResolvedLab& lab,
     d.machine_seconds = static_cast<double>(d.packets_per_step) * d.path_links / capacity.packet_hops_per_second;
   d.step_seconds = job.compute_seconds + std::max(d.fabric_seconds, d.machine_seconds);
   d.scale_factor = d.fabric_seconds > 0 ? d.machine_seconds / d.fabric_seconds : 0;
+  if (d.scale_factor > 1) {
+    const double rate = static_cast<double>(*lab.link_rate_bps) / d.scale_factor;
+    const double unit = rate >= 1e6 ? 1e6 : 1e3;
+    d.faithful_link_rate_bps = static_cast<uint64_t>(std::floor(rate / unit) * unit);
+  }
   return d;
 }
 
@@ -88,7 +93,8 @@ std::optional<std::string> DoesNotFit(const JobConfig& job, const JobDemand& d, 
 nlohmann::json ToJson(const JobDemand& d) {
   return {{"packets_per_step", d.packets_per_step}, {"path_links", d.path_links},
           {"fabric_seconds", d.fabric_seconds}, {"machine_seconds", d.machine_seconds},
-          {"step_seconds", d.step_seconds}, {"scale_factor", d.scale_factor}};
+          {"step_seconds", d.step_seconds}, {"scale_factor", d.scale_factor},
+          {"faithful_link_rate_bps", d.faithful_link_rate_bps}};
 }
 
 }  // namespace mrclab::harness

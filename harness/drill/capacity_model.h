@@ -14,7 +14,8 @@
 // a refusal is certain and a pass is not: the fidelity guard watches the run. Machine time over fabric time is the factor by
 // which this machine, not link_rate, stretches every step (reported as the scale factor); a
 // step whose compute + machine time exceeds the watchdog's step_timeout cannot run at all, and
-// the drill is refused with what would fit.
+// the drill is refused with what would fit. Above a scale factor of 1, link_rate / scale factor
+// is the link_rate at which the lab's links would set the step time again (faithful_link_rate).
 #pragma once
 
 #include <optional>
@@ -45,6 +46,9 @@ struct JobDemand {
   double machine_seconds = 0;      // per step at the measured capacity
   double step_seconds = 0;         // compute + the larger of the two
   double scale_factor = 0;         // machine / fabric seconds; 0 when the links are not shaped
+  // Above a scale factor of 1: the highest link_rate (rounded down to a whole Mbit/s, or kbit/s
+  // below 1 Mbit/s) at which the links, not this machine, would set the transfer time; 0 otherwise.
+  uint64_t faithful_link_rate_bps = 0;
 };
 
 JobDemand EstimateDemand(const JobConfig& job, const emulator::ResolvedLab& lab, const MachineCapacity& capacity);

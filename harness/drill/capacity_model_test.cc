@@ -42,6 +42,19 @@ TEST(CapacityModel, RingAllReduceOnTheDefaultLab) {
   EXPECT_NEAR(d.scale_factor, d.machine_seconds / d.fabric_seconds, 1e-9);
   EXPECT_GT(d.scale_factor, 1);
   EXPECT_FALSE(DoesNotFit(Job({{CollectiveKind::kAllReduce, 1 << 20}}), d, Capacity(1e6)));
+  // 1 Gbit/s over the scale factor (7.8), rounded down to a whole Mbit/s; at that rate the links
+  // set the transfer time.
+  const double faithful = 1e9 / d.scale_factor;
+  EXPECT_EQ(d.faithful_link_rate_bps % 1'000'000, 0u);
+  EXPECT_LE(static_cast<double>(d.faithful_link_rate_bps), faithful);
+  EXPECT_GT(static_cast<double>(d.faithful_link_rate_bps), faithful - 1e6);
+  const JobDemand slower =
+      EstimateDemand(Job({{CollectiveKind::kAllReduce, 1 << 20}}),
+                     Lab("link_rate: " + emulator::FormatRate(d.faithful_link_rate_bps) + "\n"), Capacity(1e6));
+  EXPECT_LE(slower.scale_factor, 1 + 1e-9);
+  EXPECT_EQ(EstimateDemand(Job({{CollectiveKind::kAllReduce, 1 << 20}}), Lab("link_rate: 100Mbit\n"), Capacity(1e6))
+                .faithful_link_rate_bps,
+            0u);
 }
 
 TEST(CapacityModel, AllToAllSendsOneChunkToEveryPeerAndUnshapedLinksHaveNoFabricTime) {

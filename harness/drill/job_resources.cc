@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "emulator/host_machine.h"
+#include "emulator/lab_spec.h"
 #include "emulator/netns/interrupt.h"
 #include "harness/drill/capacity_probe.h"
 #include "harness/job/collective_plan.h"
@@ -172,7 +173,10 @@ std::string DescribeDemand(const TransportDemand& t) {
                   "(scale factor %.1f: %s)", t.transport.c_str(), static_cast<unsigned long long>(d.packets_per_step),
                   d.fabric_seconds, d.machine_seconds, d.scale_factor,
                   d.scale_factor > 1 ? "this machine, not link_rate, sets the transfer time" : "link_rate does");
-  return buf;
+  std::string out = buf;
+  if (d.faithful_link_rate_bps > 0)
+    out += "; at a link_rate of " + emulator::FormatRate(d.faithful_link_rate_bps) + " or less the links would set it";
+  return out;
 }
 
 MachineCheck CheckMachineCapacity(const Scenario& s, const emulator::ResolvedLab& lab, bool progress) {

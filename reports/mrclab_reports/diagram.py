@@ -5,6 +5,7 @@ import math
 from matplotlib.lines import Line2D
 
 from mrclab_reports import analysis
+from mrclab_reports.document import fmt_rate
 from mrclab_reports.style import fault_colour, figure, png
 
 
@@ -80,12 +81,8 @@ def lab_diagram(lab, faults):
     fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 6), frameon=False)
     fig.suptitle(f"Lab {lab.get('name', '')}: {lab.get('plane_count', len(planes))} planes, "
                  f"{'BGP' if lab.get('routing') == 'bgp' else lab.get('routing', '')} routing, "
-                 f"links {_rate(lab.get('link_rate_bps'))}", x=0.01, ha="left", fontsize=10, fontweight="bold")
+                 f"links {fmt_rate(lab.get('link_rate_bps'))}", x=0.01, ha="left", fontsize=10, fontweight="bold")
     fig.tight_layout(rect=(0, 0.05, 1, 0.97))
     return png(fig)
 
 
-def _rate(bps):
-    if not bps:
-        return "unshaped"
-    return f"{bps / 1e9:g} Gbit/s" if bps >= 1e9 else f"{bps / 1e6:g} Mbit/s"

@@ -85,6 +85,13 @@ def fmt_bytes(n):
     return f"{n:.1f} TiB"
 
 
+def fmt_rate(bps):
+    """A link rate: "100 Gbit/s", "81 Mbit/s"; "unshaped" for none."""
+    if not bps:
+        return "unshaped"
+    return f"{bps / 1e9:g} Gbit/s" if bps >= 1e9 else f"{bps / 1e6:g} Mbit/s"
+
+
 def fmt_number(v, digits=1):
     if v is None:
         return "–"

@@ -4,8 +4,8 @@ import argparse
 import sys
 
 from mrclab_reports import analysis, diagram, plots, render_html, render_md, rundir
-from mrclab_reports.document import (Cell, Code, Document, Figure, Table, Text, fmt_bytes, fmt_number, fmt_seconds,
-                                     fmt_time, pass_fail)
+from mrclab_reports.document import (Cell, Code, Document, Figure, Table, Text, fmt_bytes, fmt_number, fmt_rate,
+                                     fmt_seconds, fmt_time, pass_fail)
 
 HELP = """\
 Writes the report of one drill run (a directory made by `mrclab drill`, e.g.
@@ -140,12 +140,15 @@ def capacity_table(run):
         rows.append([name, fmt_number(d.get("packets_per_step", 0)),
                      fmt_seconds(d["fabric_seconds"]) if d.get("fabric_seconds") else "not shaped",
                      fmt_seconds(d.get("machine_seconds", 0)),
-                     Cell(f"{factor:.1f}", "worse" if factor > 1 else "") if factor else "–"])
-    return Table(["transport", "data packets per step", "at link_rate", "on this machine (at least)", "scale factor"], rows,
+                     Cell(f"{factor:.1f}", "worse" if factor > 1 else "") if factor else "–",
+                     fmt_rate(d["faithful_link_rate_bps"]) if d.get("faithful_link_rate_bps") else "–"])
+    return Table(["transport", "data packets per step", "at link_rate", "on this machine (at least)", "scale factor",
+                  "link_rate the machine keeps up with"], rows,
                  caption=f"This machine forwards {machine.get('packet_hops_per_second', 0) / 1e6:.2f}M packet-hops/s "
                          f"at mtu {machine.get('mtu', '–')} (`mrclab capacity`). Scale factor = time on this machine "
                          "/ time at link_rate: above 1, this machine, not link_rate, sets the step time, so absolute "
-                         "step times are that much slower than the emulated fabric's. The machine time counts packets, "
+                         "step times are that much slower than the emulated fabric's (at the last column's link_rate or "
+                         "less, the links would set it). The machine time counts packets, "
                          "not what each message, QP and EV costs the endpoints: a lower bound.")
 
 
