@@ -104,6 +104,7 @@ void SimPort::SetUp(bool up) {
 void SimPort::SetLossRate(double rate) {
   if (!(rate >= 0 && rate <= 1)) throw std::invalid_argument("a loss rate is within [0, 1]");
   loss_rate_ = rate;
+  lossy_ = rate > 0;
   if (rate > 0 && !loss_draws_) {
     loss_draws_ = ns3::CreateObject<ns3::UniformRandomVariable>();
     loss_draws_->SetStream(loss_stream_);
@@ -141,7 +142,7 @@ void SimPort::Deliver(uint64_t seq) {
   assert(finished_ > 0);
   Entry arrived = fifo_.Pop();
   --finished_;
-  const bool lost = blackhole_ || (loss_rate_ > 0 && loss_draws_->GetValue() < loss_rate_);
+  const bool lost = blackhole_ || (lossy_ && loss_draws_->GetValue() < loss_rate_);
   if (lost) {
     ++counters_.fault_drops;
     return;

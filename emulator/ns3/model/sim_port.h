@@ -142,10 +142,12 @@ class alignas(64) SimPort {
 
   // Laid out by use, so that a packet's hop touches few cache lines: the first line is what
   // Enqueue, Admit, Retire and Deliver read and write (and what a switch's IsUp() reads just
-  // before Enqueue), the second their configuration, the third the counters. Departures are
+  // before Enqueue), the second their configuration, the third the counters; what a hop does
+  // not read (the loss rate of a port without loss, the callback) comes after. Departures are
   // computed at Enqueue; reading the state catches up with the clock (Retire), hence mutable.
   bool up_ = true;
   bool blackhole_ = false;
+  bool lossy_ = false;                 // loss_rate_ > 0 (Deliver reads the rate only then)
   bool tx_space_armed_ = false;        // a TxSpaceDue event is pending
   mutable uint32_t finished_ = 0;      // entries at the front of fifo_ that are on the wire
   mutable RingQueue<Entry> fifo_;
@@ -161,10 +163,10 @@ class alignas(64) SimPort {
   uint64_t buffer_bytes_;
   uint64_t ecn_threshold_bytes_;
   uint64_t next_seq_ = 0;
-  double loss_rate_ = 0;
 
   alignas(64) mutable PortCounters counters_;
 
+  double loss_rate_ = 0;
   std::function<void()> on_tx_space_;
   int64_t loss_stream_;
   ns3::Ptr<ns3::UniformRandomVariable> loss_draws_;  // created by the first SetLossRate(> 0)
