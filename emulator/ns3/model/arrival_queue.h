@@ -6,8 +6,8 @@
 // mostly cache misses).
 //
 // A calendar queue (Brown, CACM 1988): a ring of kRingBuckets buckets, each a power of two of
-// time steps wide (SetBucketWidth), covers a window from now. An arrival is appended to its bucket; a bucket is
-// sorted only when it becomes the earliest one, and then run from the front. Arrivals beyond
+// time steps wide (SetBucketWidth), covers a window from now. An arrival is appended to its
+// bucket; a bucket is sorted only when it becomes the earliest one, and then run from the front. Arrivals beyond
 // the ring's window (long link delays, deep queues at low rates) wait in a binary heap and move
 // into the ring when it reaches them. Appending and running in order cost a sort of a bucket
 // in cache instead of a heap's log(n) cache misses per arrival (a binary heap of every arrival
