@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "emulator/netns/lab_state.h"
+#include "emulator/ns3/helper/huge_page_malloc.h"
 #include "harness/cli/report_command.h"
 #include "harness/drill/drill_runner.h"
 #include "harness/drill/fault_plan.h"
@@ -145,6 +146,7 @@ void AddDrillCommand(CLI::App& app, int& exit_status) {
       exit_status = Check(s, a);
       return;
     }
+    if (ChosenBackend(s, a.options) == emulator::BackendKind::kNs3) emulator::sim::ReexecWithHugePageMalloc();
     a.options.metrics_bind = a.metrics == "off" ? "" : a.metrics;
     a.options.progress = !a.quiet;
     a.options.summary = !a.json;

@@ -20,18 +20,18 @@ Qp& Context::CreateQp(QpConfig config, CompletionQueue& send_cq, CompletionQueue
   // tells nothing about the next; 0..0xFF and 0xFFFFFF (multicast) are never handed out.
   uint32_t qpn;
   do qpn = kFirstQpn + static_cast<uint32_t>(rng_.Below(kQpnMask - kFirstQpn));
-  while (qps_.count(qpn));
+  while (qps_.Contains(qpn));
   if (config.initial_psn == 0) config.initial_psn = static_cast<uint32_t>(rng_.Below(kPsnMask));
   auto qp = std::make_unique<Qp>(qpn, config, &memory_, &send_cq, &recv_cq, &events_);
   Qp& ref = *qp;
-  qps_[qpn] = std::move(qp);
+  qps_.Put(qpn, std::move(qp));
   qp_order_.push_back(&ref);
   return ref;
 }
 
 Qp* Context::FindQp(uint32_t qpn) {
-  auto it = qps_.find(qpn);
-  return it == qps_.end() ? nullptr : it->second.get();
+  const std::unique_ptr<Qp>* qp = qps_.Find(qpn);
+  return qp ? qp->get() : nullptr;
 }
 
 std::vector<Qp*> Context::Qps() { return qp_order_; }

@@ -15,7 +15,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -23,6 +22,7 @@
 
 #include "mrc/core/completion_queue.h"
 #include "mrc/core/events.h"
+#include "mrc/core/flat_id_map.h"
 #include "mrc/core/memory_region.h"
 #include "mrc/core/qp.h"
 #include "mrc/core/rng.h"
@@ -72,7 +72,7 @@ class Context {
   MemoryRegistry memory_;
   EventSink events_;
   std::vector<std::unique_ptr<CompletionQueue>> cqs_;
-  std::map<uint32_t, std::unique_ptr<Qp>> qps_;
+  FlatIdMap<std::unique_ptr<Qp>> qps_;
   std::vector<Qp*> qp_order_;
   size_t tx_cursor_ = 0;
   ContextStats stats_;

@@ -10,19 +10,19 @@ MemoryRegion MemoryRegistry::Register(std::span<uint8_t> buffer, uint32_t access
   // All 32 bits of an rkey are random (a NIC's 8-bit key over its table index can be guessed
   // in 256 tries, ReDMArk, USENIX Security 2021); never 0, never one in use.
   do e.mr.rkey = static_cast<uint32_t>(rng_->Next());
-  while (e.mr.rkey == 0 || rkey_to_lkey_.count(e.mr.rkey));
+  while (e.mr.rkey == 0 || by_rkey_.Contains(e.mr.rkey));
   e.mr.va = reinterpret_cast<uint64_t>(buffer.data());
   e.mr.length = buffer.size();
-  by_lkey_[e.mr.lkey] = e;
-  rkey_to_lkey_[e.mr.rkey] = e.mr.lkey;
+  by_lkey_.Put(e.mr.lkey, e);
+  by_rkey_.Put(e.mr.rkey, e);
   return e.mr;
 }
 
 bool MemoryRegistry::Deregister(uint32_t lkey) {
-  auto it = by_lkey_.find(lkey);
-  if (it == by_lkey_.end()) return false;
-  rkey_to_lkey_.erase(it->second.mr.rkey);
-  by_lkey_.erase(it);
+  const Entry* e = by_lkey_.Find(lkey);
+  if (!e) return false;
+  by_rkey_.Erase(e->mr.rkey);
+  by_lkey_.Erase(lkey);
   return true;
 }
 
@@ -34,16 +34,14 @@ uint8_t* MemoryRegistry::Within(const Entry& e, uint64_t va, uint64_t length) {
 }
 
 const uint8_t* MemoryRegistry::ResolveLocal(uint32_t lkey, uint64_t va, uint64_t length) const {
-  auto it = by_lkey_.find(lkey);
-  return it == by_lkey_.end() ? nullptr : Within(it->second, va, length);
+  const Entry* e = by_lkey_.Find(lkey);
+  return e ? Within(*e, va, length) : nullptr;
 }
 
 uint8_t* MemoryRegistry::ResolveRemoteWrite(uint32_t rkey, uint64_t va, uint64_t length) const {
-  auto k = rkey_to_lkey_.find(rkey);
-  if (k == rkey_to_lkey_.end()) return nullptr;
-  const Entry& e = by_lkey_.at(k->second);
-  if (!(e.access & kAccessRemoteWrite)) return nullptr;
-  return Within(e, va, length);
+  const Entry* e = by_rkey_.Find(rkey);
+  if (!e || !(e->access & kAccessRemoteWrite)) return nullptr;
+  return Within(*e, va, length);
 }
 
 }  // namespace mrclab::mrc

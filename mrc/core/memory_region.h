@@ -6,8 +6,8 @@
 
 #include <cstdint>
 #include <span>
-#include <unordered_map>
 
+#include "mrc/core/flat_id_map.h"
 #include "mrc/core/rng.h"
 
 namespace mrclab::mrc {
@@ -39,8 +39,10 @@ class MemoryRegistry {
   static uint8_t* Within(const Entry& e, uint64_t va, uint64_t length);
   Rng* rng_;
   uint32_t next_index_ = 1;
-  std::unordered_map<uint32_t, Entry> by_lkey_;
-  std::unordered_map<uint32_t, uint32_t> rkey_to_lkey_;
+  // The same entries by either key (an entry does not change once registered): a received
+  // Write resolves its rkey in one lookup.
+  FlatIdMap<Entry> by_lkey_;
+  FlatIdMap<Entry> by_rkey_;
 };
 
 }  // namespace mrclab::mrc

@@ -19,6 +19,7 @@
 //     (simulate until every rank finished step 0). --stop-after ends the run after a phase.
 //   - The simulation runs on --scheduler (default: sim_scheduler.h's, as drills do).
 //   - While the step runs, a progress line on stderr each minute (simulated time, packet-hops).
+//   - The heap is on transparent huge pages (huge_page_malloc.h; MRCLAB_HUGE_PAGES=0: not).
 //   - Prints a table, or one JSON object with --json. Exit status 1 if the step did not
 //     complete (a watchdog of 10 simulated seconds) or on a bad argument, 0 otherwise.
 #include <sys/resource.h>
@@ -35,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include "emulator/lab_spec.h"
+#include "emulator/ns3/helper/huge_page_malloc.h"
 #include "emulator/ns3/helper/sim_job.h"
 #include "emulator/ns3/helper/sim_scheduler.h"
 #include "emulator/ns3/model/sim_fabric.h"
@@ -114,6 +116,7 @@ int main(int argc, char** argv) {
   app.add_option("--scheduler", o.scheduler, "ns-3 scheduler TypeId")->capture_default_str();
   app.add_flag("--json", o.json, "One JSON object instead of the table");
   CLI11_PARSE(app, argc, argv);
+  emulator::sim::ReexecWithHugePageMalloc();  // unless MRCLAB_HUGE_PAGES=0
   if (o.spines_per_plane == 0) o.spines_per_plane = std::max(1, o.hosts_per_leaf / 2);
 
   try {
@@ -194,6 +197,7 @@ int main(int argc, char** argv) {
                           {"job", {{"collective", "all_reduce"}, {"size_mib", o.size_mib}, {"mtu", o.mtu},
                                    {"evs", o.evs}, {"payload", "virtual"}}},
                           {"scheduler", o.scheduler},
+                          {"huge_page_heap", emulator::sim::HugePageMallocInEffect()},
                           {"phases", nlohmann::json::array()}};
     for (const Phase& p : timer.phases())
       out["phases"].push_back({{"phase", p.name}, {"wall_seconds", p.wall_seconds}, {"peak_rss_mib", p.peak_rss_mib}});
@@ -214,8 +218,10 @@ int main(int argc, char** argv) {
     if (o.json) {
       std::cout << out.dump(2) << "\n";
     } else {
-      std::printf("lab: %d hosts, %d planes, %zu switches, %zu links; ring all-reduce %d MiB, MTU %d, %d EVs/QP\n",
-                  o.hosts, o.planes, lab.Switches().size(), lab.links.size(), o.size_mib, o.mtu, o.evs);
+      std::printf("lab: %d hosts, %d planes, %zu switches, %zu links; ring all-reduce %d MiB, MTU %d, %d EVs/QP; "
+                  "heap on %s pages\n",
+                  o.hosts, o.planes, lab.Switches().size(), lab.links.size(), o.size_mib, o.mtu, o.evs,
+                  emulator::sim::HugePageMallocInEffect() ? "huge" : "4 KiB");
       std::printf("%-8s %10s %14s\n", "phase", "wall s", "peak RSS MiB");
       for (const Phase& p : timer.phases())
         std::printf("%-8s %10.2f %14.0f\n", p.name.c_str(), p.wall_seconds, p.peak_rss_mib);

@@ -68,7 +68,7 @@ void SimEndpoint::SetRoutes(uint32_t qpn, const std::vector<mrc::EvRoute>& route
     out.push_back({port, ParseIpv6Address(r.destination),
                    mode_ == mrc::EvMode::kUdp ? r.udp_source_port : kRoceV2Port});
   }
-  routes_[qpn] = std::move(out);
+  routes_.Put(qpn, std::move(out));
 }
 
 void SimEndpoint::OnReceive(int plane, SimPacket&& packet) {
@@ -125,12 +125,12 @@ void SimEndpoint::Flush() {
   while (room) {
     auto tx = context_.PollTransmit(now, buffer);
     if (!tx) break;
-    auto it = routes_.find(tx->qpn);
-    if (it == routes_.end() || tx->ev >= it->second.size()) {
+    const std::vector<Route>* routes = routes_.Find(tx->qpn);
+    if (!routes || tx->ev >= routes->size()) {
       ++stats_.unroutable;
       continue;
     }
-    const Route& route = it->second[tx->ev];
+    const Route& route = (*routes)[tx->ev];
     SimPacket packet;
     packet.src = route.port->address;
     packet.dst = route.destination;

@@ -20,13 +20,13 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
 #include "emulator/ns3/model/sim_fabric.h"
 #include "mrc/core/context.h"
 #include "mrc/core/ev_route.h"
+#include "mrc/core/flat_id_map.h"
 #include "ns3/event-id.h"
 #include "ns3/ptr.h"
 
@@ -86,7 +86,7 @@ class SimEndpoint {
   mrc::EvMode mode_;
   mrc::Context context_;
   std::vector<Port> ports_;  // filled once by the constructor: Routes point into it
-  std::map<uint32_t, std::vector<Route>> routes_;
+  mrc::FlatIdMap<std::vector<Route>> routes_;  // by QPN
   std::function<void()> on_progress_;
   ns3::EventId timer_;
   mrc::Timestamp armed_at_ = mrc::Timestamp::Infinite();
