@@ -25,20 +25,16 @@ class FlatIdMap {
  public:
   V* Find(uint32_t id) {
     if (size_ == 0) return nullptr;
-    for (size_t i = Home(id);; i = Next(i)) {
-      Slot& s = slots_[i];
-      if (!s.used) return nullptr;
-      if (s.id == id) return &s.value;
-    }
+    Slot& s = slots_[SlotOf(id)];
+    return s.used ? &s.value : nullptr;
   }
   const V* Find(uint32_t id) const { return const_cast<FlatIdMap*>(this)->Find(id); }
   bool Contains(uint32_t id) const { return Find(id) != nullptr; }
 
   V& Put(uint32_t id, V value) {
     if (2 * (size_ + 1) > slots_.size()) Grow();
-    size_t i = Home(id);
-    for (; slots_[i].used; i = Next(i))
-      if (slots_[i].id == id) return slots_[i].value = std::move(value);
+    const size_t i = SlotOf(id);
+    if (slots_[i].used) return slots_[i].value = std::move(value);
     slots_[i] = Slot{id, true, std::move(value)};
     ++size_;
     return slots_[i].value;
@@ -46,9 +42,7 @@ class FlatIdMap {
 
   bool Erase(uint32_t id) {
     if (size_ == 0) return false;
-    size_t hole = Home(id);
-    for (; slots_[hole].id != id; hole = Next(hole))
-      if (!slots_[hole].used) return false;
+    size_t hole = SlotOf(id);
     if (!slots_[hole].used) return false;
     slots_[hole] = Slot{};
     --size_;
@@ -77,6 +71,12 @@ class FlatIdMap {
   size_t Mask() const { return slots_.size() - 1; }
   size_t Next(size_t i) const { return (i + 1) & Mask(); }
   size_t Home(uint32_t id) const { return static_cast<size_t>((uint64_t{id} * 0x9E3779B97F4A7C15ull) >> shift_); }
+  // The slot holding id, or the free slot where its probe run ends (the table must have slots).
+  size_t SlotOf(uint32_t id) const {
+    size_t i = Home(id);
+    while (slots_[i].used && slots_[i].id != id) i = Next(i);
+    return i;
+  }
 
   void Grow() {
     std::vector<Slot> old = std::move(slots_);
