@@ -158,6 +158,7 @@ Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, co
       host->binding.virtual_landing->resize(slot_bytes_);
     hosts_.push_back(std::move(host));
   }
+  compute_due_.assign(hosts_.size(), mrc::Timestamp::Infinite());
   for (int r = 0; r < n; ++r) {
     auto rank = std::make_unique<Rank>();
     rank->id = r;
@@ -180,8 +181,10 @@ Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, co
     std::vector<uint8_t>& landing = lent ? *lent : rank->landing;
     if (!lent) rank->landing.resize((virtual_payload ? 1 : std::max(1, plan_.slots())) * slot_bytes_);
     rank->landing_mr = ctx.RegisterMemory(landing, mrc::kAccessRemoteWrite);
+    rank_queues_.push_back({rank.get(), rank->cq});
     ranks_.push_back(std::move(rank));
   }
+  for (const auto& h : hosts_) host_contexts_.push_back(h->binding.context);
   Connect(lab, qp_config);
 }
 
@@ -277,12 +280,15 @@ void Workload::BeginStep(int host, uint64_t step, mrc::Timestamp now) {
       Advance(r, now);
     }
   }
+  UpdateComputeDue(host);
 }
 
-mrc::Timestamp Workload::NextTimeout(int host) const {
+mrc::Timestamp Workload::NextTimeout(int host) const { return compute_due_[host]; }
+
+void Workload::UpdateComputeDue(int host) {
   mrc::Timestamp next = mrc::Timestamp::Infinite();
   for (const Rank* r : hosts_[host]->ranks) next = mrc::Min(next, r->compute_end);
-  return next;
+  compute_due_[host] = next;
 }
 
 void Workload::OnTimeout(int host, mrc::Timestamp now) {
@@ -291,14 +297,18 @@ void Workload::OnTimeout(int host, mrc::Timestamp now) {
       r->compute_end = mrc::Timestamp::Infinite();
       Advance(*r, now);
     }
+  UpdateComputeDue(host);
 }
 
 void Workload::OnProgress(int host, mrc::Timestamp now) {
-  Host& h = *hosts_[host];
-  for (Rank* r : h.ranks)
-    while (auto wc = r->cq->Poll()) OnCompletion(*r, *wc, now);
-  mrc::Context& ctx = *h.binding.context;
+  const size_t first = static_cast<size_t>(host) * config_.ranks_per_host;
+  for (size_t i = first; i < first + config_.ranks_per_host; ++i) {
+    const RankQueue q = rank_queues_[i];
+    while (auto wc = q.cq->Poll()) OnCompletion(*q.rank, *wc, now);
+  }
+  mrc::Context& ctx = *host_contexts_[host];
   while (auto e = ctx.PollEvent()) {
+    Host& h = *hosts_[host];
     if (auto* s = std::get_if<mrc::EvStateChanged>(&*e)) {
       auto it = h.qp_owner.find(s->qpn);
       if (it == h.qp_owner.end()) continue;

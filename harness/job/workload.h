@@ -144,6 +144,7 @@ class Workload {
   void OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp now);
   void PostSends(Rank& r, size_t phase_index, mrc::Timestamp now);
   void Advance(Rank& r, mrc::Timestamp now);
+  void UpdateComputeDue(int host);
   void VerifyResult(Rank& r, size_t collective, mrc::Timestamp now);
   uint64_t Retransmissions(const Rank& r) const;
   size_t LandingOffset(int slot) const;
@@ -169,7 +170,18 @@ class Workload {
   std::vector<std::span<uint8_t>> shared_input_bytes_;
   size_t slot_bytes_ = 0;
   std::vector<std::unique_ptr<Host>> hosts_;
+  // Per host: the earliest compute_end of its ranks (NextTimeout, without a walk over them).
+  std::vector<mrc::Timestamp> compute_due_;
   std::vector<std::unique_ptr<Rank>> ranks_;
+  // OnProgress runs after every datagram a host receives: what it polls sits in flat arrays
+  // (by rank id, the ranks of host h at h * ranks_per_host onward; by host) instead of behind
+  // Host and Rank pointers, each a cache miss at thousands of hosts.
+  struct RankQueue {
+    Rank* rank;
+    mrc::CompletionQueue* cq;
+  };
+  std::vector<RankQueue> rank_queues_;
+  std::vector<mrc::Context*> host_contexts_;
 };
 
 }  // namespace mrclab::harness

@@ -38,6 +38,7 @@ mrc::Timestamp SimNow() { return mrc::Timestamp::FromNanoseconds(ns3::Simulator:
 SimEndpoint::SimEndpoint(ns3::Ptr<SimFabric> fabric, std::string host, const std::vector<mrc::EndpointPort>& ports,
                          mrc::EvMode mode, const mrc::ContextConfig& context)
     : fabric_(std::move(fabric)), host_(std::move(host)), mode_(mode), context_(context) {
+  if (ports.size() > 32) throw std::invalid_argument(host_ + " has more than 32 NIC ports");
   for (const auto& p : ports) {
     ports_.push_back({p.plane, ParseIpv6Address(p.local_address), &fabric_->Nic(host_, p.plane), {}});
     const int plane = p.plane;
@@ -106,20 +107,25 @@ void SimEndpoint::ArmTimer() {
   timer_ = ns3::Simulator::Schedule(ns3::NanoSeconds(delay), &SimEndpoint::OnTimer, this);
 }
 
-bool SimEndpoint::Drain(Port& port) {
+bool SimEndpoint::Drain(size_t index) {
+  Port& port = ports_[index];
   SimPort& nic = *port.nic;
   while (!port.backlog.empty() && nic.QueuedBytes() + port.backlog.front().WireBytes() <= nic.BufferBytes()) {
     nic.Enqueue(std::move(port.backlog.front()));
     port.backlog.pop_front();
   }
-  return port.backlog.empty() && 2 * nic.QueuedBytes() < nic.BufferBytes();
+  const bool room = port.backlog.empty() && 2 * nic.QueuedBytes() < nic.BufferBytes();
+  const uint32_t bit = uint32_t{1} << index;
+  unsure_ports_ = room ? unsure_ports_ & ~bit : unsure_ports_ | bit;
+  return room;
 }
 
 void SimEndpoint::Flush() {
   if (flushing_) return;  // Send may call OnTxSpace synchronously
   flushing_ = true;
   bool room = true;
-  for (Port& port : ports_) room = Drain(port) && room;
+  for (uint32_t unsure = unsure_ports_; unsure != 0; unsure &= unsure - 1)
+    room = Drain(static_cast<size_t>(__builtin_ctz(unsure))) && room;
   const mrc::Timestamp now = SimNow();
   const std::span<uint8_t> buffer = ThreadBuffers().tx;
   while (room) {
@@ -141,7 +147,7 @@ void SimEndpoint::Flush() {
     port.backlog.push_back(std::move(packet));
     // Leave the rest in the transport (its window and pacing) while this NIC is busy: from
     // half its buffer on, the same mark at which the port calls OnTxSpace when it drains.
-    room = Drain(port);
+    room = Drain(IndexOf(port));
     if (!port.backlog.empty()) ++stats_.tx_waited;  // this packet (the backlog's last) waits
   }
   blocked_ = !room;

@@ -77,9 +77,10 @@ class SimEndpoint {
   void ArmTimer();
   void Flush();
   // Moves port's backlog into its NIC while it fits; true if the port can take more now
-  // (backlog empty, NIC below half its buffer).
-  bool Drain(Port& port);
+  // (backlog empty, NIC below half its buffer). Keeps the port's bit in unsure_ports_.
+  bool Drain(size_t index);
   Port* PortOf(int plane);
+  size_t IndexOf(const Port& port) const { return static_cast<size_t>(&port - ports_.data()); }
 
   ns3::Ptr<SimFabric> fabric_;
   std::string host_;
@@ -92,6 +93,11 @@ class SimEndpoint {
   mrc::Timestamp armed_at_ = mrc::Timestamp::Infinite();
   bool flushing_ = false;
   bool blocked_ = false;  // the last Flush stopped at a full NIC: its OnTxSpace resumes it
+  // A bit per port (by index in ports_) that may not have room: it has a backlog, or its NIC was
+  // at half its buffer or more when last looked at. A NIC only fills when this endpoint enqueues
+  // (it is the only sender), so a port without its bit has room, and Flush skips it without
+  // touching the NIC: most Flushes, after every datagram received, look at no port at all.
+  uint32_t unsure_ports_ = 0;
   SimEndpointStats stats_;
 };
 

@@ -24,6 +24,7 @@ SimJob::SimJob(const ResolvedLab& lab, ns3::Ptr<SimFabric> fabric, const harness
         config_.ev_mode, cc));
   }
   compute_timers_.resize(endpoints_.size());
+  compute_armed_at_.assign(endpoints_.size(), mrc::Timestamp::Infinite());
   workload_ = std::make_unique<harness::Workload>(lab, config_, qp_config, [this](int h) {
     SimEndpoint* ep = endpoints_[h].get();
     return harness::HostBinding{&ep->context(),
@@ -72,11 +73,14 @@ void SimJob::Progress(int host) {
 }
 
 void SimJob::ArmCompute(int host) {
-  ns3::Simulator::Cancel(compute_timers_[host]);
   const mrc::Timestamp next = workload_->NextTimeout(host);
+  if (next == compute_armed_at_[host]) return;  // most progress leaves the deadline as it was
+  ns3::Simulator::Cancel(compute_timers_[host]);
+  compute_armed_at_[host] = next;
   if (next.IsInfinite()) return;
   const int64_t delay = std::max<int64_t>(0, (next - SimNow()).nanoseconds());
   compute_timers_[host] = ns3::Simulator::Schedule(ns3::NanoSeconds(delay), [this, host] {
+    compute_armed_at_[host] = mrc::Timestamp::Infinite();
     Progress(host);
     endpoints_[host]->Kick();
   });
@@ -140,6 +144,7 @@ void SimJob::Finish(harness::JobState state) {
   result_.seconds = ns3::Simulator::Now().GetSeconds() - started_;
   ns3::Simulator::Cancel(watchdog_);
   for (auto& t : compute_timers_) ns3::Simulator::Cancel(t);
+  compute_armed_at_.assign(compute_armed_at_.size(), mrc::Timestamp::Infinite());
 }
 
 bool SimJob::WaitForSteps(uint64_t steps, double timeout_seconds) {

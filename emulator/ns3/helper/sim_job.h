@@ -53,6 +53,7 @@ class SimJob : public harness::Job {
   StepFn on_step_;
   std::vector<std::unique_ptr<SimEndpoint>> endpoints_;
   std::vector<ns3::EventId> compute_timers_;
+  std::vector<mrc::Timestamp> compute_armed_at_;  // per host: the deadline compute_timers_ holds (Infinite: none)
   // Virtual payload lands here for every host: one thread runs them all (HostBinding).
   std::vector<uint8_t> virtual_landing_;
   std::unique_ptr<harness::Workload> workload_;

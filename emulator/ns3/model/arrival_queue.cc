@@ -24,8 +24,8 @@ void ArrivalQueue::SetBucketWidth(int64_t steps) {
   base_ = 0;
 }
 
-void ArrivalQueue::Push(int64_t at, SimPort* port, uint64_t seq, const void* where) {
-  const Arrival a{at, next_order_++, port, seq, where};
+void ArrivalQueue::Push(int64_t at, SimPort* port, uint64_t seq, QueuedPacket* node) {
+  const Arrival a{at, next_order_++, port, seq, node};
   ++size_;
   const int64_t bucket = BucketOf(at);
   if (bucket < base_ + kRingBuckets) {
@@ -117,8 +117,8 @@ void ArrivalQueue::Arm() {
 void ArrivalQueue::Prefetch() {
   const Arrival& next = Slot(front_)[front_pos_];
   __builtin_prefetch(next.port);
-  __builtin_prefetch(next.where);
-  __builtin_prefetch(static_cast<const char*>(next.where) + 64);
+  __builtin_prefetch(next.node);
+  __builtin_prefetch(reinterpret_cast<const char*>(next.node) + 64);
 }
 
 void ArrivalQueue::Fire() {
@@ -137,7 +137,7 @@ void ArrivalQueue::Fire() {
     } else {
       Prefetch();  // the next one's lines load while this one runs
     }
-    a.port->Deliver(a.seq);
+    a.port->Deliver(a.node, a.seq);
   }
   firing_ = false;
   Arm();

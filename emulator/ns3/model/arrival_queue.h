@@ -2,8 +2,8 @@
 // single ns-3 event at the earliest of them (htsim keeps its own event list the same way). A
 // port's delivery is the one event per packet and hop the model has; batching them here saves
 // ns-3's per-event allocation and bookkeeping, and lets the queue prefetch the next arrival's
-// port and FIFO entry while it runs the current one (at 1,024 hosts and more, a hop costs
-// mostly cache misses).
+// port and packet while it runs the current one (at 1,024 hosts and more, a hop costs mostly
+// cache misses). It also holds the pool its ports' queued packets come from (queued_packet.h).
 //
 // A calendar queue (Brown, CACM 1988): a ring of kRingBuckets buckets, each a power of two of
 // time steps wide (SetBucketWidth), covers a window from now. An arrival is appended to its
@@ -13,8 +13,9 @@
 // in cache instead of a heap's log(n) cache misses per arrival (a binary heap of every arrival
 // was 14% of a 1,024-host step).
 //
-//   SimPort::Admit ─► Push(at, port, seq) ─► bucket (or the far heap) ─► ns-3 event at the
-//   earliest `at` ─► Fire: every arrival due, in (at, push order) ─► SimPort::Deliver ─► far end
+//   SimPort::Admit ─► Push(at, port, seq, node) ─► bucket (or the far heap) ─► ns-3 event at the
+//   earliest `at` ─► Fire: every arrival due, in (at, push order) ─► SimPort::Deliver(node, seq)
+//   ─► far end
 //
 // Contract:
 //   - Arrivals run in order of their time, then of their Push (so one port's deliveries keep
@@ -30,6 +31,7 @@
 #include <limits>
 #include <vector>
 
+#include "emulator/ns3/model/queued_packet.h"
 #include "ns3/event-id.h"
 
 namespace mrclab::emulator::sim {
@@ -43,9 +45,10 @@ class ArrivalQueue {
   ArrivalQueue(const ArrivalQueue&) = delete;
   ArrivalQueue& operator=(const ArrivalQueue&) = delete;
 
-  // Has port->Deliver(seq) run at ns-3 time step `at` (not before now). `where` is a prefetch
-  // hint only: where the packet's FIFO entry was when it was pushed (it may move later).
-  void Push(int64_t at, SimPort* port, uint64_t seq, const void* where);
+  // Has port->Deliver(node, seq) run at ns-3 time step `at` (not before now).
+  void Push(int64_t at, SimPort* port, uint64_t seq, QueuedPacket* node);
+  // Where the ports that push here take their queued packets from.
+  QueuedPacketPool& Packets() { return packets_; }
   // Arrivals not yet run.
   size_t Size() const { return size_; }
   // Sets a bucket's width to the power of two at or below `steps` time steps (at least 1): about
@@ -64,7 +67,7 @@ class ArrivalQueue {
     uint64_t order;  // push order: ties at one instant keep it
     SimPort* port;
     uint64_t seq;
-    const void* where;
+    QueuedPacket* node;
   };
   static bool Before(const Arrival& a, const Arrival& b) { return a.at != b.at ? a.at < b.at : a.order < b.order; }
   static bool Later(const Arrival& a, const Arrival& b) { return Before(b, a); }
@@ -86,6 +89,7 @@ class ArrivalQueue {
   void ClearFront();
   void Prefetch();
 
+  QueuedPacketPool packets_;  // before ring_: destroyed after the arrivals that name its nodes
   int shift_ = 6;  // log2 of a bucket's width in time steps
   std::vector<std::vector<Arrival>> ring_;  // kRingBuckets buckets, allocated by the first Push
   std::vector<uint64_t> occupied_;          // a bit per bucket that holds arrivals

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cassert>
 #include <stdexcept>
-#include <vector>
 
 #include "ns3/simulator.h"
 
@@ -30,17 +29,18 @@ SimPort::SimPort(const PortConfig& config, PacketSink* far_end)
     own_arrivals_ = std::make_unique<ArrivalQueue>();
     arrivals_ = own_arrivals_.get();
   }
+  packets_ = &arrivals_->Packets();
 }
 
 SimPort::~SimPort() = default;
 
 void SimPort::Retire(int64_t now) const {
-  while (finished_ < fifo_.Size() && fifo_[finished_].finish <= now) {
-    const uint32_t wire = fifo_[finished_].packet.WireBytes();
+  while (unfinished_ != nullptr && unfinished_->finish <= now) {
+    const uint32_t wire = unfinished_->packet.WireBytes();
     queued_bytes_ -= wire;
     ++counters_.tx_packets;
     counters_.tx_bytes += wire;
-    ++finished_;
+    unfinished_ = unfinished_->next;
   }
 }
 
@@ -77,13 +77,26 @@ EnqueueResult SimPort::Enqueue(SimPacket&& packet) {
 }
 
 void SimPort::Admit(SimPacket&& packet, int64_t now) {
-  const uint32_t wire = packet.WireBytes();
-  const int64_t finish = std::max(now, last_finish_) + SerialisationSteps(wire);
-  last_finish_ = finish;
+  QueuedPacket* node = packets_->Take();
+  node->packet = std::move(packet);
+  Link(node, now);
+}
+
+void SimPort::Link(QueuedPacket* node, int64_t now) {
+  const uint32_t wire = node->packet.WireBytes();
+  node->finish = std::max(now, last_finish_) + SerialisationSteps(wire);
+  node->seq = packets_->NextSeq();
+  node->next = nullptr;
+  last_finish_ = node->finish;
   queued_bytes_ += wire;
-  const uint64_t seq = next_seq_++;
-  fifo_.Push({std::move(packet), finish, seq});
-  arrivals_->Push(finish + delay_steps_, this, seq, &fifo_.Back());
+  if (tail_ != nullptr) {
+    tail_->next = node;
+  } else {
+    head_ = node;
+  }
+  tail_ = node;
+  if (unfinished_ == nullptr) unfinished_ = node;
+  arrivals_->Push(node->finish + delay_steps_, this, node->seq, node);
 }
 
 void SimPort::SetUp(bool up) {
@@ -92,11 +105,14 @@ void SimPort::SetUp(bool up) {
   if (up) return;
   const int64_t now = NowSteps();
   Retire(now);
-  // The queue, the packet serialising and those on the wire; their Deliver events find
-  // another sequence number at the front and do nothing.
-  counters_.fault_drops += fifo_.Size();
-  fifo_.Clear();
-  finished_ = 0;
+  // The queue, the packet serialising and those on the wire: each node stays with its
+  // arrival, which frees it and delivers nothing.
+  for (QueuedPacket* node = head_; node != nullptr; node = node->next) {
+    ++counters_.fault_drops;
+    node->dropped = true;
+    node->packet = SimPacket{};
+  }
+  head_ = tail_ = unfinished_ = nullptr;
   queued_bytes_ = 0;
   last_finish_ = now;
 }
@@ -116,17 +132,24 @@ void SimPort::SetRate(uint64_t bps) {
   const int64_t now = NowSteps();
   Retire(now);
   // The first unfinished packet started when the one before it finished (by now), so it is
-  // serialising and keeps its timing; the packets behind it are taken back and re-timed.
-  std::vector<SimPacket> waiting;
-  while (fifo_.Size() > finished_ + 1) {
-    Entry e = fifo_.PopBack();
-    queued_bytes_ -= e.packet.WireBytes();
-    waiting.push_back(std::move(e.packet));
+  // serialising and keeps its timing; the packets behind it are unlinked and re-timed (with
+  // new seqs: the arrivals they had do nothing).
+  QueuedPacket* waiting = nullptr;
+  if (unfinished_ != nullptr) {
+    waiting = unfinished_->next;
+    unfinished_->next = nullptr;
+    tail_ = unfinished_;
+    for (const QueuedPacket* node = waiting; node != nullptr; node = node->next)
+      queued_bytes_ -= node->packet.WireBytes();
   }
-  last_finish_ = fifo_.Size() > finished_ ? fifo_[finished_].finish : now;
+  last_finish_ = unfinished_ != nullptr ? unfinished_->finish : now;
   rate_bps_ = bps;
   serialisation_carry_ = 0;  // a remainder in units of the old rate means nothing now
-  for (auto it = waiting.rbegin(); it != waiting.rend(); ++it) Admit(std::move(*it), now);
+  while (waiting != nullptr) {
+    QueuedPacket* node = waiting;
+    waiting = node->next;
+    Link(node, now);
+  }
 }
 
 int64_t SimPort::SerialisationSteps(uint32_t wire_bytes) {
@@ -136,20 +159,26 @@ int64_t SimPort::SerialisationSteps(uint32_t wire_bytes) {
   return static_cast<int64_t>(scaled / rate_bps_);
 }
 
-void SimPort::Deliver(uint64_t seq) {
-  if (fifo_.Empty() || fifo_.Front().seq != seq) return;  // dropped when the port went down
+void SimPort::Deliver(QueuedPacket* node, uint64_t seq) {
+  if (node->seq != seq) return;  // re-timed by a rate change: a later arrival delivers it
+  if (node->dropped) {           // the port went down while it was queued or on the wire
+    packets_->Give(node);
+    return;
+  }
   Retire(NowSteps());
-  assert(finished_ > 0);
-  Entry arrived = fifo_.Pop();
-  --finished_;
+  assert(node == head_ && node != unfinished_);
+  head_ = node->next;
+  if (head_ == nullptr) tail_ = nullptr;
+  SimPacket arrived = std::move(node->packet);
+  packets_->Give(node);  // before Receive: the next hop's Admit takes it, still in cache
   const bool lost = blackhole_ || (lossy_ && loss_draws_->GetValue() < loss_rate_);
   if (lost) {
     ++counters_.fault_drops;
     return;
   }
   ++counters_.rx_packets;
-  counters_.rx_bytes += arrived.packet.WireBytes();
-  far_end_->Receive(std::move(arrived.packet));
+  counters_.rx_bytes += arrived.WireBytes();
+  far_end_->Receive(std::move(arrived));
 }
 
 void SimPort::SetOnTxSpace(std::function<void()> callback) {
@@ -164,11 +193,11 @@ void SimPort::ArmTxSpace(int64_t now) {
   if (tx_space_armed_) return;
   // The end of the serialisation after which less than half the buffer is left.
   uint64_t left = queued_bytes_;
-  for (size_t i = finished_; i < fifo_.Size(); ++i) {
-    left -= fifo_[i].packet.WireBytes();
+  for (const QueuedPacket* node = unfinished_; node != nullptr; node = node->next) {
+    left -= node->packet.WireBytes();
     if (2 * left < buffer_bytes_) {
       tx_space_armed_ = true;
-      ns3::Simulator::Schedule(ns3::TimeStep(fifo_[i].finish - now), &SimPort::TxSpaceDue, this);
+      ns3::Simulator::Schedule(ns3::TimeStep(node->finish - now), &SimPort::TxSpaceDue, this);
       return;
     }
   }

@@ -17,8 +17,9 @@
 //     even though ns-3 time has a resolution (1 ns by default). A rate change applies from the
 //     next packet that starts serialising (waiting packets are re-timed).
 //   - A packet reaches the far end `delay` after its serialisation ends. Deliveries happen in
-//     transmission order. One arrival per packet (Deliver, carrying the packet's sequence
-//     number; the packet waits in the port's FIFO), in the ArrivalQueue: departures are
+//     transmission order. One arrival per packet (Deliver, carrying the packet's node and
+//     sequence number; the node, from the ArrivalQueue's pool, is linked into the port's FIFO
+//     until it arrives), in the ArrivalQueue: departures are
 //     computed, not simulated, as htsim does, and tx counters and occupancy catch up with the
 //     clock when they are read.
 //   - Down: going down drops the queue, the packet being serialised and every packet still on
@@ -40,7 +41,7 @@
 #include <limits>
 #include <memory>
 
-#include "emulator/ns3/model/ring_queue.h"
+#include "emulator/ns3/model/queued_packet.h"
 #include "emulator/ns3/model/sim_packet.h"
 #include "ns3/event-id.h"
 #include "ns3/nstime.h"
@@ -121,21 +122,15 @@ class alignas(64) SimPort {
   const PortCounters& Counters() const;
 
  private:
-  // An accepted packet until it is delivered. The FIFO holds, in order, the packets on the
-  // wire (finished_ of them), then the one serialising, then those waiting.
-  struct Entry {
-    SimPacket packet;
-    int64_t finish = 0;  // ns-3 time step at which its last bit is serialised
-    uint64_t seq = 0;    // the number its Deliver event carries
-  };
-
   // Times the packet's serialisation after the last one, appends it and schedules its delivery.
   void Admit(SimPacket&& packet, int64_t now);
+  // The same for a node that holds its packet already.
+  void Link(QueuedPacket* node, int64_t now);
   // Moves packets whose serialisation ended by `now` from the queue to the wire.
   void Retire(int64_t now) const;
   // Run by the ArrivalQueue.
   friend class ArrivalQueue;
-  void Deliver(uint64_t seq);
+  void Deliver(QueuedPacket* node, uint64_t seq);
   void ArmTxSpace(int64_t now);
   void TxSpaceDue();
   int64_t SerialisationSteps(uint32_t wire_bytes);
@@ -149,11 +144,15 @@ class alignas(64) SimPort {
   bool blackhole_ = false;
   bool lossy_ = false;                 // loss_rate_ > 0 (Deliver reads the rate only then)
   bool tx_space_armed_ = false;        // a TxSpaceDue event is pending
-  mutable uint32_t finished_ = 0;      // entries at the front of fifo_ that are on the wire
-  mutable RingQueue<Entry> fifo_;
-  mutable uint64_t queued_bytes_ = 0;  // wire bytes of the entries not finished
+  // The FIFO, oldest first (linked by QueuedPacket::next): the packets on the wire (serialised,
+  // not arrived), then from unfinished_ on the one serialising and those waiting.
+  QueuedPacket* head_ = nullptr;
+  QueuedPacket* tail_ = nullptr;
+  mutable QueuedPacket* unfinished_ = nullptr;
+  mutable uint64_t queued_bytes_ = 0;  // wire bytes of the packets not finished
   int64_t last_finish_ = 0;            // when the serialiser is free again
   PacketSink* far_end_;
+  QueuedPacketPool* packets_;  // the ArrivalQueue's
 
   ArrivalQueue* arrivals_;
   uint64_t rate_bps_;
@@ -162,7 +161,6 @@ class alignas(64) SimPort {
   int64_t delay_steps_;
   uint64_t buffer_bytes_;
   uint64_t ecn_threshold_bytes_;
-  uint64_t next_seq_ = 0;
 
   alignas(64) mutable PortCounters counters_;
 

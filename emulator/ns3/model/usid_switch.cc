@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <stdexcept>
 
 #include "emulator/ns3/model/ecmp_hash.h"
@@ -148,8 +149,12 @@ void UsidSwitch::Local(SimPacket&&, const Route&) { ++counters_.local_drops; }
 
 void UsidSwitch::EndNextCsid(SimPacket&& packet, const Route&) {
   ++counters_.un_hits;
-  Ipv6Address& dst = packet.dst;
-  std::copy(dst.begin() + 6, dst.end(), dst.begin() + 4);
+  // Shift the container by one uSID: bytes 6..15 move to 4..13 (through a fixed-size
+  // temporary: std::copy of the overlapping range was a call to memmove, 2.6% of a ring step).
+  uint8_t* dst = packet.dst.data();
+  uint8_t shifted[10];
+  std::memcpy(shifted, dst + 6, sizeof shifted);
+  std::memcpy(dst + 4, shifted, sizeof shifted);
   dst[14] = 0;
   dst[15] = 0;
   Dispatch(std::move(packet));

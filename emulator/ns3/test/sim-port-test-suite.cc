@@ -1,5 +1,6 @@
 // SimPort on its own: serialisation and delay, exact long-run rate, rate changes, ECN marking,
-// tail drop, down, blackhole, loss, the tx-space callback, and ports sharing an ArrivalQueue.
+// tail drop, down, blackhole, loss, the tx-space callback, ports sharing an ArrivalQueue, and
+// their queued packets' nodes coming back to its pool once, whatever happened to them.
 #include <algorithm>
 #include <memory>
 #include <tuple>
@@ -372,6 +373,44 @@ class SharedArrivalsTestCase : public ns3::TestCase {
   }
 };
 
+class NodesReturnTestCase : public ns3::TestCase {
+ public:
+  NodesReturnTestCase()
+      : ns3::TestCase("after a rate change (stale arrivals), going down with packets queued and on the wire, and "
+                      "coming back up, each queued packet's node is back in the pool once and only live packets "
+                      "arrive") {}
+
+ private:
+  void DoRun() override {
+    ArrivalQueue arrivals;
+    CollectingSink sink;
+    PortConfig config = Config(1'000'000'000, MicroSeconds(1), 1'000'000);
+    config.arrivals = &arrivals;
+    SimPort port(config, &sink);
+    for (uint16_t id = 0; id < 4; ++id) port.Enqueue(Sized(1250, id));  // 10 us each at 1 Gbit/s
+    // Packet 0 serialises until 10 us; 1-3 are re-timed at 100 Mbit/s (their first arrivals go stale).
+    Simulator::Schedule(MicroSeconds(5), [&] { port.SetRate(100'000'000); });
+    // Packet 0 arrived at 11 us; 1 is serialising, 2 and 3 wait: all three dropped.
+    Simulator::Schedule(MicroSeconds(15), [&] { port.SetUp(false); });
+    Simulator::Schedule(MicroSeconds(16), [&] {
+      port.SetUp(true);
+      port.Enqueue(Sized(1250, 9));  // 100 us at 100 Mbit/s, then 1 us
+    });
+    Simulator::Run();
+    NS_TEST_ASSERT_MSG_EQ(sink.arrivals.size(), 2u, "packet 0 and the one sent after coming up");
+    if (sink.arrivals.size() == 2) {
+      NS_TEST_ASSERT_MSG_EQ(sink.arrivals[0].packet.src_port, 0u, "packet 0 first");
+      NS_TEST_ASSERT_MSG_EQ(sink.arrivals[0].at, MicroSeconds(11), "at its time");
+      NS_TEST_ASSERT_MSG_EQ(sink.arrivals[1].packet.src_port, 9u, "then the new one");
+      NS_TEST_ASSERT_MSG_EQ(sink.arrivals[1].at, MicroSeconds(117), "at the new rate");
+    }
+    NS_TEST_ASSERT_MSG_EQ(port.Counters().fault_drops, 3u, "three dropped going down");
+    NS_TEST_ASSERT_MSG_EQ(arrivals.Size(), 0u, "no arrival left");
+    NS_TEST_ASSERT_MSG_EQ(arrivals.Packets().Free(), arrivals.Packets().Allocated(), "every node back, once");
+    Simulator::Destroy();
+  }
+};
+
 class SimPortTestSuite : public ns3::TestSuite {
  public:
   SimPortTestSuite() : ns3::TestSuite("mrclab-sim-port", UNIT) {
@@ -384,6 +423,7 @@ class SimPortTestSuite : public ns3::TestSuite {
     AddTestCase(new IngressFaultsTestCase, QUICK);
     AddTestCase(new TxSpaceTestCase, QUICK);
     AddTestCase(new SharedArrivalsTestCase, QUICK);
+    AddTestCase(new NodesReturnTestCase, QUICK);
   }
 };
 
