@@ -17,11 +17,10 @@
 //     even though ns-3 time has a resolution (1 ns by default). A rate change applies from the
 //     next packet that starts serialising (waiting packets are re-timed).
 //   - A packet reaches the far end `delay` after its serialisation ends. Deliveries happen in
-//     transmission order. One arrival per packet (Deliver, carrying the packet's node and
-//     sequence number; the node, from the ArrivalQueue's pool, is linked into the port's FIFO
-//     until it arrives), in the ArrivalQueue: departures are
-//     computed, not simulated, as htsim does, and tx counters and occupancy catch up with the
-//     clock when they are read.
+//     transmission order. One arrival per packet in the ArrivalQueue (Deliver, carrying the
+//     packet's node, from the queue's pool and linked into the port's FIFO until it arrives,
+//     and its sequence number): departures are computed, not simulated, as htsim does, and tx
+//     counters and occupancy catch up with the clock when they are read.
 //   - Down: going down drops the queue, the packet being serialised and every packet still on
 //     the wire (fault_drops, counted when it goes down); while down, everything offered is
 //     dropped (fault_drops). Coming up starts from an empty queue.
