@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MRCLAB, STATE, assert_nothing_left, killed_at_exit, mrclab, wait_for
+from conftest import MRCLAB, STATE, assert_nothing_left, judged_drill, killed_at_exit, mrclab, wait_for
 
 NAME = "t-vm"
 LAB = f"""name: {NAME}
@@ -219,14 +219,22 @@ def test_a_drill_runs_mrc_our_rc_model_and_the_kernels_rc_side_by_side(vm_lab, t
     scenario.write_text(SIDE_BY_SIDE)
     check = mrclab("drill", scenario, "--check")
     assert "job rc_kernel 2 ranks, 1 QP pairs: the kernel's RC on VM hosts" in check.stdout, check.stdout
-    sent_before = udp_datagrams_sent("host0")
-    drill = mrclab("drill", scenario, "--json", "--out", tmp_path / "runs", timeout=600)
-    result = json.loads(drill.stdout)
-    run_dir = next((tmp_path / "runs").iterdir())
+    sent = {}
+
+    def run(attempt):
+        before = udp_datagrams_sent("host0")
+        proc = mrclab("drill", scenario, "--json", "--out", tmp_path / f"runs{attempt}", check=False, timeout=600)
+        assert proc.returncode in (0, 3), proc.stdout[-3000:] + proc.stderr[-2000:]
+        sent["host0"] = udp_datagrams_sent("host0") - before
+        return proc, json.loads(proc.stdout)
+    # Two qemus on a shared 2-core VM: a run the hypervisor starved is tried again (judged_drill).
+    drill, result = judged_drill(run)
+    assert drill.returncode == 0 and result["verdict"] == "pass", (drill.stdout[-3000:], result.get("emulation_fidelity"))
+    run_dir = Path(result["run_dir"])
     runs = {t["name"]: t for t in result["transports"]}
     assert runs["mrc"]["rode_through"] and runs["mrc"]["job"]["state"] == "completed", drill.stdout
     # MRC's packets left host0 through its guest's UDP: at least one per data packet of a step.
-    assert udp_datagrams_sent("host0") - sent_before > 256 * runs["mrc"]["job"]["steps"]
+    assert sent["host0"] > 256 * runs["mrc"]["job"]["steps"]
     for name in ("rc_model", "rc_model_ns"):
         assert "retry_exceeded" in runs[name]["job"]["reason"], runs[name]
     kernel = runs["rc_kernel"]
