@@ -26,10 +26,11 @@ struct CollectiveSpec {
 
 // What the collectives' buffers hold. kReal: every rank has its own buffers with known patterns
 // and every result is checked against its closed form. kVirtual (for simulations at scale):
-// the ranks share one zero-filled read-only chunk per collective (every send reads it) and one
-// landing region each, so memory does not grow with ranks x size. Packets still carry the bytes (and
-// the transport still checks every packet's ICRC), every chunk must arrive, whole and in its
-// slot, but there are no chunk checksums or results to check: bytes_verified counts the
+// the ranks share one chunk of zeros per collective (registered mrc::kZeroFilled: the core
+// sends zeros without reading it) and one landing region each, so memory does not grow with
+// ranks x size. Packets still carry the zeros (a simulation's as a run the ICRC covers, not as
+// bytes; the transport still checks every packet's ICRC), every chunk must arrive, whole and in
+// its slot, but there are no chunk checksums or results to check: bytes_verified counts the
 // bytes delivered.
 enum class PayloadMode { kReal, kVirtual };
 std::string_view ToString(PayloadMode m);

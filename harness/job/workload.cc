@@ -14,21 +14,6 @@ namespace {
 
 constexpr int kMaxReceiveCredits = 256;  // per QP
 
-// Virtual payload: every send copies from the one shared chunk into a datagram buffer. A source
-// at the same offset within its 4 KiB page as the destination (4K aliasing) made those copies
-// several times slower: 12% of a 1,024-host simulation's time. The shared chunk therefore
-// starts half a page in; drivers keep their datagram buffers page-aligned (sim_endpoint.cc), so
-// a payload, a header's length in, lands far from the source's page offset.
-constexpr size_t kPageBytes = 4096;
-
-// `bytes` of `storage` (resized to hold them) starting half a page into a page.
-std::span<uint8_t> HalfPageIn(std::vector<uint32_t>& storage, size_t bytes) {
-  storage.assign((bytes + 2 * kPageBytes) / sizeof(uint32_t), 0);
-  const auto base = reinterpret_cast<uintptr_t>(storage.data());
-  const uintptr_t start = (base + kPageBytes / 2 + kPageBytes - 1) / kPageBytes * kPageBytes - kPageBytes / 2;
-  return {reinterpret_cast<uint8_t*>(start), bytes};  // base <= start < base + kPageBytes
-}
-
 // A chunk's immediate: the low 8 bits of its landing slot (a check: the receiver knows the slot
 // from the message's order on its QP) and a 24-bit checksum of its bytes.
 uint32_t Immediate(int slot, uint32_t checksum24) { return static_cast<uint32_t>(slot & 0xff) << 24 | checksum24; }
@@ -144,10 +129,9 @@ Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, co
                                   " ranks has chunks of " + std::to_string(per_chunk) + " bytes: too small for " +
                                   std::to_string(config_.qps_per_peer) + " QPs per peer (4 bytes each at least)");
     slot_bytes_ = std::max<size_t>(slot_bytes_, per_chunk);
-    if (virtual_payload) {  // one chunk: every send reads it
-      shared_input_.emplace_back();
-      shared_input_bytes_.push_back(HalfPageIn(shared_input_.back(), words_.back() * sizeof(uint32_t)));
-    }
+    // Virtual payload: one chunk of zeros, registered kZeroFilled: the core sends its zeros
+    // without reading it (and a simulation's datagrams carry them as a run, not as bytes).
+    if (virtual_payload) shared_input_.emplace_back(words_.back() * sizeof(uint32_t), 0);
   }
   for (size_t h = 0; h < config_.hosts.size(); ++h) {
     auto host = std::make_unique<Host>();
@@ -171,9 +155,9 @@ Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, co
       rank->output.emplace_back(!virtual_payload && kinds_[c] == CollectiveKind::kAllToAll ? words_[c] * n : 0);
       auto& d = rank->data.back();
       const std::span<uint8_t> input =
-          virtual_payload ? shared_input_bytes_[c]
+          virtual_payload ? std::span<uint8_t>(shared_input_[c])
                           : std::span<uint8_t>(reinterpret_cast<uint8_t*>(d.data()), d.size() * sizeof(uint32_t));
-      rank->data_mr.push_back(ctx.RegisterMemory(input, mrc::kAccessLocal));
+      rank->data_mr.push_back(ctx.RegisterMemory(input, virtual_payload ? mrc::kZeroFilled : mrc::kAccessLocal));
     }
     // Virtual payload: every slot lands on the same bytes (the driver's buffer, if it lent
     // one); real: one region per slot.

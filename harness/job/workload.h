@@ -164,10 +164,8 @@ class Workload {
   std::vector<CollectiveKind> kinds_;
   StepPlan plan_;
   std::vector<size_t> words_;  // per collective: uint32 words per chunk
-  // PayloadMode::kVirtual: per collective, one chunk of zeros (its bytes half a page into
-  // their storage: workload.cc).
-  std::vector<std::vector<uint32_t>> shared_input_;
-  std::vector<std::span<uint8_t>> shared_input_bytes_;
+  // PayloadMode::kVirtual: per collective, one chunk of zeros (registered mrc::kZeroFilled).
+  std::vector<std::vector<uint8_t>> shared_input_;
   size_t slot_bytes_ = 0;
   std::vector<std::unique_ptr<Host>> hosts_;
   // Per host: the earliest compute_end of its ranks (NextTimeout, without a walk over them).

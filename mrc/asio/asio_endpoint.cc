@@ -151,7 +151,7 @@ void AsioEndpoint::OnReadable(size_t port) {
 }
 
 void AsioEndpoint::Receive(size_t port, std::span<const uint8_t> message, size_t segment_bytes, Timestamp now) {
-  const DatagramInfo info{ports_[port].spec.plane, false};
+  const DatagramInfo info{ports_[port].spec.plane, false, {}};
   if (segment_bytes == 0 || segment_bytes >= message.size()) {
     ++stats_.rx_datagrams;
     context_.OnDatagram(now, message, info);

@@ -83,7 +83,7 @@ void RelayEndpoint::Deliver() {
     if (received_.size() - at < kFromRelayHeader + length) break;
     ++stats_.rx_datagrams;
     ++delivered;
-    context_.OnDatagram(now, std::span<const uint8_t>(h + kFromRelayHeader, length), DatagramInfo{h[2], false});
+    context_.OnDatagram(now, std::span<const uint8_t>(h + kFromRelayHeader, length), DatagramInfo{h[2], false, {}});
     at += kFromRelayHeader + length;
   }
   received_.erase(0, at);

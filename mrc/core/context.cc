@@ -4,7 +4,8 @@
 
 namespace mrclab::mrc {
 
-Context::Context(const ContextConfig& config) : rng_(config.seed), memory_(&rng_) {}
+Context::Context(const ContextConfig& config)
+    : rng_(config.seed), elide_zero_payload_(config.elide_zero_payload), memory_(&rng_) {}
 
 MemoryRegion Context::RegisterMemory(std::span<uint8_t> buffer, uint32_t access) {
   return memory_.Register(buffer, access);
@@ -38,7 +39,7 @@ std::vector<Qp*> Context::Qps() { return qp_order_; }
 
 void Context::OnDatagram(Timestamp now, std::span<const uint8_t> datagram, const DatagramInfo& info) {
   ++stats_.datagrams_in;
-  auto packet = Decode(datagram);
+  auto packet = Decode(datagram, nullptr, info.elided);
   if (!packet) {
     ++stats_.malformed;
     return;
@@ -55,7 +56,7 @@ std::optional<Transmit> Context::PollTransmit(Timestamp now, std::span<uint8_t> 
   const size_t n = qp_order_.size();
   for (size_t k = 0; k < n; ++k) {
     Qp* qp = qp_order_[(tx_cursor_ + k) % n];
-    if (auto t = qp->PollTransmit(now, out)) {
+    if (auto t = qp->PollTransmit(now, out, elide_zero_payload_)) {
       tx_cursor_ = (tx_cursor_ + k + 1) % n;
       ++stats_.datagrams_out;
       return t;

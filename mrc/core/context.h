@@ -34,6 +34,10 @@ struct ContextConfig {
   // rkeys, QP numbers and initial PSNs derive from it. Drivers that talk to real networks
   // draw it from the kernel's entropy (AsioEndpointConfig::key_seed).
   uint64_t seed = 1;
+  // PollTransmit leaves the zeros of Writes from kZeroFilled regions out of its buffer
+  // (Transmit::elided), for drivers that carry datagrams without them and hand them back to
+  // OnDatagram the same way (the simulation); others get every byte.
+  bool elide_zero_payload = false;
 };
 
 inline constexpr uint32_t kFirstQpn = 0x100;  // QPNs below are never handed out
@@ -41,6 +45,7 @@ inline constexpr uint32_t kFirstQpn = 0x100;  // QPNs below are never handed out
 struct DatagramInfo {
   int plane = 0;        // NIC port it arrived on
   bool ecn_ce = false;  // IP ECN field was CE
+  ZeroRun elided;       // zero bytes the datagram is held without (Transmit::elided)
 };
 
 struct ContextStats {
@@ -69,6 +74,7 @@ class Context {
 
  private:
   Rng rng_;
+  bool elide_zero_payload_;
   MemoryRegistry memory_;
   EventSink events_;
   std::vector<std::unique_ptr<CompletionQueue>> cqs_;

@@ -27,7 +27,40 @@ struct Tables {
 };
 constexpr Tables kTables;
 
+// GF(2) polynomials modulo the CRC's, in its reflected bit order: bit 31 is x^0.
+constexpr uint32_t kPolynomial = 0xEDB88320u;
+constexpr uint32_t kOne = 0x80000000u;
+
+constexpr uint32_t MultiplyModP(uint32_t a, uint32_t b) {
+  uint32_t product = 0;
+  for (uint32_t bit = kOne; bit != 0 && a != 0; bit >>= 1) {
+    if (a & bit) {
+      product ^= b;
+      a ^= bit;
+    }
+    b = (b & 1) ? (b >> 1) ^ kPolynomial : b >> 1;  // b * x
+  }
+  return product;
+}
+
+// kPowers[k] = x^(2^k) mod P.
+struct Powers {
+  std::array<uint32_t, 64> p{};
+  constexpr Powers() {
+    p[0] = kOne >> 1;  // x
+    for (size_t k = 1; k < p.size(); ++k) p[k] = MultiplyModP(p[k - 1], p[k - 1]);
+  }
+};
+constexpr Powers kPowers;
+
 }  // namespace
+
+uint32_t Crc32Zeros(uint32_t state, uint64_t count) {
+  // Appending one zero byte multiplies the register by x^8: count bytes, by x^(8 count).
+  for (size_t k = 3; count != 0 && state != 0 && k < kPowers.p.size(); ++k, count >>= 1)
+    if (count & 1) state = MultiplyModP(kPowers.p[k], state);
+  return state;
+}
 
 uint32_t Crc32Update(uint32_t crc, std::span<const uint8_t> data) {
   if (data.size() >= 64 && HavePclmul()) {
@@ -57,15 +90,17 @@ uint32_t Crc32Update(uint32_t crc, std::span<const uint8_t> data) {
   return crc;
 }
 
-uint32_t ComputeIcrc(std::span<const uint8_t> pkt) {
+uint32_t ComputeIcrc(std::span<const uint8_t> pkt) { return ComputeIcrc(pkt, 0, {}); }
+
+uint32_t ComputeIcrc(std::span<const uint8_t> head, uint64_t zeros, std::span<const uint8_t> tail) {
   static constexpr uint8_t kOnes[8] = {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
   uint32_t crc = Crc32Update(0xFFFFFFFFu, kOnes);
-  if (pkt.size() < 12) return ~Crc32Update(crc, pkt);
+  if (head.size() < 12) return ~Crc32Update(Crc32Zeros(Crc32Update(crc, head), zeros), tail);
   uint8_t bth[12];
-  std::memcpy(bth, pkt.data(), 12);
+  std::memcpy(bth, head.data(), 12);
   bth[4] = 0xFF;  // resv8a (FECN/BECN in IB) may be rewritten in flight: masked
   crc = Crc32Update(crc, bth);
-  return ~Crc32Update(crc, pkt.subspan(12));
+  return ~Crc32Update(Crc32Zeros(Crc32Update(crc, head.subspan(12)), zeros), tail);
 }
 
 }  // namespace mrclab::mrc

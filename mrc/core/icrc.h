@@ -14,8 +14,14 @@ namespace mrclab::mrc {
 
 // Raw CRC-32 update over `data` (state is the running, non-inverted register).
 uint32_t Crc32Update(uint32_t state, std::span<const uint8_t> data);
+// The same over `count` zero bytes, without reading them: the register times x^(8 count) modulo
+// the polynomial, a few carry-less products whatever the count (a datagram's elided zero run).
+uint32_t Crc32Zeros(uint32_t state, uint64_t count);
 
 // ICRC of a packet starting at the BTH, excluding the trailing 4 ICRC bytes themselves.
 uint32_t ComputeIcrc(std::span<const uint8_t> bth_and_rest);
+// The same for a packet held without a run of zeros: `head` (the BTH and on, at least 12
+// bytes), then `zeros` zero bytes, then `tail`.
+uint32_t ComputeIcrc(std::span<const uint8_t> head, uint64_t zeros, std::span<const uint8_t> tail);
 
 }  // namespace mrclab::mrc

@@ -38,6 +38,11 @@ const uint8_t* MemoryRegistry::ResolveLocal(uint32_t lkey, uint64_t va, uint64_t
   return e ? Within(*e, va, length) : nullptr;
 }
 
+bool MemoryRegistry::ZeroFilled(uint32_t lkey) const {
+  const Entry* e = by_lkey_.Find(lkey);
+  return e && (e->access & kZeroFilled);
+}
+
 uint8_t* MemoryRegistry::ResolveRemoteWrite(uint32_t rkey, uint64_t va, uint64_t length) const {
   const Entry* e = by_rkey_.Find(rkey);
   if (!e || !(e->access & kAccessRemoteWrite)) return nullptr;

@@ -12,7 +12,9 @@
 
 namespace mrclab::mrc {
 
-enum Access : uint32_t { kAccessLocal = 0, kAccessRemoteWrite = 1 };
+// kZeroFilled is not a right but the owner's promise that the region holds zeros for as long as
+// it is registered (a simulation's virtual payload): Writes from it send zeros without reading it.
+enum Access : uint32_t { kAccessLocal = 0, kAccessRemoteWrite = 1, kZeroFilled = 2 };
 
 struct MemoryRegion {
   uint32_t lkey = 0;
@@ -29,6 +31,8 @@ class MemoryRegistry {
   // Pointer to [va, va+length) inside the region, or nullptr if out of bounds/unknown.
   const uint8_t* ResolveLocal(uint32_t lkey, uint64_t va, uint64_t length) const;
   uint8_t* ResolveRemoteWrite(uint32_t rkey, uint64_t va, uint64_t length) const;
+  // Whether lkey's region was registered kZeroFilled.
+  bool ZeroFilled(uint32_t lkey) const;
 
  private:
   struct Entry {

@@ -51,6 +51,7 @@ PostResult Qp::PostWrite(const WriteRequest& wr) {
   SendWr s;
   s.req = wr;
   s.local = local;
+  s.zero_filled = memory_->ZeroFilled(wr.lkey);
   wrs_.push_back(s);
   ++next_msg_seq_;
   return PostResult::kOk;
@@ -94,7 +95,7 @@ void Qp::OnProbe(Timestamp now, const Packet& p) {
   prober_.OnReply(p.probe->probe_id, evs_, now, events_, qpn_);
 }
 
-std::optional<Transmit> Qp::PollTransmit(Timestamp now, std::span<uint8_t> out) {
+std::optional<Transmit> Qp::PollTransmit(Timestamp now, std::span<uint8_t> out, bool elide_zeros) {
   if (state_ != QpState::kReadyToSend) return std::nullopt;
   if (!probe_replies_.empty()) {
     ProbeReply r = probe_replies_.front();
@@ -107,12 +108,12 @@ std::optional<Transmit> Qp::PollTransmit(Timestamp now, std::span<uint8_t> out) 
     if (n == 0) return std::nullopt;
     probe_replies_.pop_front();
     ++stats_.probe_replies_sent;
-    return Transmit{n, qpn_, r.ev};
+    return Transmit{n, qpn_, r.ev, {}};
   }
   if (ack_.immediate || (ack_.pending && ack_.deadline <= now)) {
     uint16_t ev = 0;
     const size_t n = EncodeAck(out, &ev, now);
-    if (n > 0) return Transmit{n, qpn_, ev};
+    if (n > 0) return Transmit{n, qpn_, ev, {}};
   }
   if (is_mrc()) {
     if (auto probe = prober_.Next(evs_, now)) {
@@ -125,11 +126,11 @@ std::optional<Transmit> Qp::PollTransmit(Timestamp now, std::span<uint8_t> out) 
       const size_t n = Encode(p, out);
       if (n > 0) {
         ++stats_.probes_sent;
-        return Transmit{n, qpn_, ev};
+        return Transmit{n, qpn_, ev, {}};
       }
     }
   }
-  return TransmitData(now, out);
+  return TransmitData(now, out, elide_zeros);
 }
 
 Timestamp Qp::NextTimeout() const {

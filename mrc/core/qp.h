@@ -92,9 +92,10 @@ struct QpStats {
 };
 
 struct Transmit {
-  size_t length = 0;
+  size_t length = 0;  // the datagram's, an elided zero run included
   uint32_t qpn = 0;
   uint16_t ev = 0;
+  ZeroRun elided;     // zeros left out of the buffer (PollTransmit's elide_zeros), or {0, 0}
 };
 
 class Qp {
@@ -118,7 +119,9 @@ class Qp {
   PostResult PostRecv(uint64_t wr_id);
 
   void OnPacket(Timestamp now, const Packet& packet, bool ecn_ce);
-  std::optional<Transmit> PollTransmit(Timestamp now, std::span<uint8_t> out);
+  // elide_zeros: a Write from a zero-filled region (kZeroFilled) leaves its payload's zeros out
+  // of `out` and says where they belong (Transmit::elided).
+  std::optional<Transmit> PollTransmit(Timestamp now, std::span<uint8_t> out, bool elide_zeros = false);
   Timestamp NextTimeout() const;
   void OnTimeout(Timestamp now);
 
@@ -142,6 +145,7 @@ class Qp {
   struct SendWr {
     WriteRequest req;
     const uint8_t* local = nullptr;
+    bool zero_filled = false;  // local is in a kZeroFilled region: send zeros, do not read it
     uint32_t next_offset = 0;
     uint32_t packets = 0;
     uint32_t acked = 0;
@@ -189,8 +193,8 @@ class Qp {
   Duration ReorderWindow() const;
 
   // Requester.
-  std::optional<Transmit> TransmitData(Timestamp now, std::span<uint8_t> out);
-  size_t EncodeData(uint64_t psn, bool retransmission, bool ack_request, std::span<uint8_t> out);
+  std::optional<Transmit> TransmitData(Timestamp now, std::span<uint8_t> out, bool elide_zeros);
+  size_t EncodeData(uint64_t psn, bool retransmission, bool ack_request, std::span<uint8_t> out, ZeroRun* elided);
   void OnAck(Timestamp now, const Packet& p);
   bool AckPacket(uint64_t psn, Timestamp now);
   void MarkLost(uint64_t psn, Timestamp now, bool timeout, bool ev_feedback);

@@ -17,7 +17,8 @@
 
 namespace mrclab::mrc {
 
-std::optional<Transmit> Qp::TransmitData(Timestamp now, std::span<uint8_t> out) {
+std::optional<Transmit> Qp::TransmitData(Timestamp now, std::span<uint8_t> out, bool elide_zeros) {
+  ZeroRun elided;
   const uint64_t cwnd = cc_->window().count;
   auto window_allows = [&](uint32_t len) {
     return in_flight_.count == 0 || in_flight_.count + len <= cwnd;
@@ -44,8 +45,8 @@ std::optional<Transmit> Qp::TransmitData(Timestamp now, std::span<uint8_t> out) 
     since_ack_request_ = 0;
     ++stats_.retransmissions;
     ++evs_.at(ev).counters.tx_retransmits;
-    const size_t n = EncodeData(psn, true, true, out);
-    return Transmit{n, qpn_, evs_.at(ev).desc.id};
+    const size_t n = EncodeData(psn, true, true, out, elide_zeros ? &elided : nullptr);
+    return Transmit{n, qpn_, evs_.at(ev).desc.id, elided};
   }
 
   if (next_psn_ - sent_base_psn_ >= config_.max_outstanding_packets) return std::nullopt;
@@ -88,11 +89,12 @@ std::optional<Transmit> Qp::TransmitData(Timestamp now, std::span<uint8_t> out) 
   if (ack_request) since_ack_request_ = 0;
   ++stats_.data_packets_sent;
   ++evs_.at(ev).counters.tx_data;
-  const size_t n = EncodeData(psn, false, ack_request, out);
-  return Transmit{n, qpn_, evs_.at(ev).desc.id};
+  const size_t n = EncodeData(psn, false, ack_request, out, elide_zeros ? &elided : nullptr);
+  return Transmit{n, qpn_, evs_.at(ev).desc.id, elided};
 }
 
-size_t Qp::EncodeData(uint64_t psn, bool retransmission, bool ack_request, std::span<uint8_t> out) {
+size_t Qp::EncodeData(uint64_t psn, bool retransmission, bool ack_request, std::span<uint8_t> out,
+                      ZeroRun* elided) {
   const SentPacket& sp = Sent(psn);
   const SendWr& wr = WrFor(sp.msg_seq);
   const bool imm = wr.req.immediate.has_value();
@@ -119,8 +121,9 @@ size_t Qp::EncodeData(uint64_t psn, bool retransmission, bool ack_request, std::
     p.reth = reth;
   }
   if (sp.last && imm) p.immediate = *wr.req.immediate;
-  if (sp.length > 0) p.payload = std::span<const uint8_t>(wr.local + sp.offset, sp.length);
-  return Encode(p, out);
+  if (wr.zero_filled) p.payload_zeros = {0, sp.length};
+  else if (sp.length > 0) p.payload = std::span<const uint8_t>(wr.local + sp.offset, sp.length);
+  return Encode(p, out, elided);
 }
 
 void Qp::OnAck(Timestamp now, const Packet& p) {

@@ -40,7 +40,7 @@ void Qp::OnDataMrc(Timestamp now, const Packet& p, uint64_t psn, int ev_index) {
     return;
   }
   const Reth& reth = *p.reth;
-  const uint64_t size = p.payload.size();
+  const uint64_t size = PayloadBytes(p);
   const uint64_t offset = p.mdeth->offset;
   uint8_t* dst = nullptr;
   if (offset + size > reth.length ||
@@ -62,7 +62,7 @@ void Qp::OnDataMrc(Timestamp now, const Packet& p, uint64_t psn, int ev_index) {
       ScheduleAck(now, psn, ev_index, false, true);
       return;
   }
-  if (size > 0) std::memcpy(dst, p.payload.data(), size);
+  if (size > 0) CopyPayload(p, dst);
   rx_->Mark(psn);
   stats_.bytes_placed += size;
   while (auto c = assembler_.PopCompleted())
@@ -97,7 +97,7 @@ void Qp::OnDataRc(Timestamp now, const Packet& p, uint64_t psn) {
   };
   if (first == rc_msg_.active) return reject(AethCode::kNakInvalidRequest);
   if (first) rc_msg_ = RcMessage{true, p.reth->va, p.reth->rkey, p.reth->length, 0};
-  const uint64_t size = p.payload.size();
+  const uint64_t size = PayloadBytes(p);
   if (rc_msg_.offset + size > rc_msg_.length || (last && rc_msg_.offset + size != rc_msg_.length)) {
     rc_msg_.active = false;
     return reject(AethCode::kNakInvalidRequest);
@@ -108,7 +108,7 @@ void Qp::OnDataRc(Timestamp now, const Packet& p, uint64_t psn) {
       rc_msg_.active = false;
       return reject(AethCode::kNakRemoteAccess);
     }
-    std::memcpy(dst, p.payload.data(), size);
+    CopyPayload(p, dst);
   }
   rc_msg_.offset += static_cast<uint32_t>(size);
   stats_.bytes_placed += size;

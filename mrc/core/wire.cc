@@ -1,5 +1,6 @@
 #include "mrc/core/wire.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -106,27 +107,38 @@ std::string_view ToString(ParseError e) {
     case ParseError::kBadIcrc: return "bad ICRC";
     case ParseError::kUnexpectedPayload: return "payload on a header-only opcode";
     case ParseError::kBadAeth: return "bad AETH syndrome";
+    case ParseError::kBadZeroRun: return "elided zero run outside the payload";
   }
   return "?";
+}
+
+void CopyPayload(const Packet& p, uint8_t* dst) {
+  const size_t at = p.payload_zeros.at;
+  if (at > 0) std::memcpy(dst, p.payload.data(), at);
+  if (p.payload_zeros.bytes > 0) std::memset(dst + at, 0, p.payload_zeros.bytes);
+  if (p.payload.size() > at) std::memcpy(dst + at + p.payload_zeros.bytes, p.payload.data() + at, p.payload.size() - at);
 }
 
 size_t EncodedSize(const Packet& p) {
   const OpcodeLayout* l = LayoutOf(p.bth.opcode);
   if (!l) return 0;
-  const size_t payload = l->payload ? p.payload.size() : 0;
+  const size_t payload = l->payload ? PayloadBytes(p) : 0;
   return HeaderBytes(*l) + ((payload + 3) & ~size_t{3}) + kIcrcBytes;
 }
 
-size_t Encode(const Packet& p, std::span<uint8_t> out) {
+size_t Encode(const Packet& p, std::span<uint8_t> out, ZeroRun* elided) {
   const OpcodeLayout* l = LayoutOf(p.bth.opcode);
   if (!l) return 0;
+  const ZeroRun zeros = p.payload_zeros;
   if ((l->mrceth && !p.mrceth) || (l->mdeth && !p.mdeth) || (l->reth && !p.reth) ||
       (l->immdt && !p.immediate) || (l->aeth && !p.aeth) || (l->crdt && !p.credit_limit) ||
-      (l->sack && !p.sack) || (l->probe && !p.probe) || (!l->payload && !p.payload.empty()))
+      (l->sack && !p.sack) || (l->probe && !p.probe) || (!l->payload && PayloadBytes(p) != 0) ||
+      zeros.at > p.payload.size())
     return 0;
   const size_t total = EncodedSize(p);
-  if (out.size() < total) return 0;
-  const size_t pad = (4 - p.payload.size() % 4) % 4;
+  const bool elide = elided && zeros.bytes > 0;
+  if (out.size() < total - (elide ? zeros.bytes : 0)) return 0;
+  const size_t pad = (4 - PayloadBytes(p) % 4) % 4;
 
   Writer w(out.data());
   w.U8(static_cast<uint8_t>(p.bth.opcode));
@@ -166,17 +178,22 @@ size_t Encode(const Packet& p, std::span<uint8_t> out) {
     w.U32(0);
     w.U64(p.probe->sent_at_ns);
   }
+  const size_t run_at = static_cast<size_t>(w.pos() - out.data()) + zeros.at;  // in the datagram
   if (l->payload) {
-    w.Raw(p.payload);
+    w.Raw(p.payload.first(zeros.at));
+    if (!elide) w.Zeros(zeros.bytes);
+    w.Raw(p.payload.subspan(zeros.at));
     w.Zeros(pad);
   }
-  const size_t covered = static_cast<size_t>(w.pos() - out.data());
-  const uint32_t icrc = ComputeIcrc(out.first(covered));
+  const size_t stored = static_cast<size_t>(w.pos() - out.data());
+  const uint32_t icrc = elide ? ComputeIcrc(out.first(run_at), zeros.bytes, out.subspan(run_at, stored - run_at))
+                              : ComputeIcrc(out.first(stored));
   for (int i = 0; i < 4; ++i) w.U8(static_cast<uint8_t>(icrc >> (8 * i)));
+  if (elided) *elided = elide ? ZeroRun{static_cast<uint32_t>(run_at), zeros.bytes} : ZeroRun{};
   return total;
 }
 
-std::optional<Packet> Decode(std::span<const uint8_t> in, ParseError* error) {
+std::optional<Packet> Decode(std::span<const uint8_t> in, ParseError* error, ZeroRun elided) {
   auto fail = [&](ParseError e) -> std::optional<Packet> {
     if (error) *error = e;
     return std::nullopt;
@@ -188,10 +205,16 @@ std::optional<Packet> Decode(std::span<const uint8_t> in, ParseError* error) {
   if (in.size() < headers + kIcrcBytes) return fail(ParseError::kTooShort);
   if ((in[1] & 0x0F) != 0) return fail(ParseError::kBadTransportVersion);
 
-  const size_t covered = in.size() - kIcrcBytes;
+  const size_t stored = in.size() - kIcrcBytes;  // covered by the ICRC, the run left out
+  if (elided.bytes == 0) elided.at = static_cast<uint32_t>(stored);
+  if (elided.at < headers || elided.at > stored) return fail(ParseError::kBadZeroRun);
   uint32_t wire_icrc = 0;
-  for (int i = 0; i < 4; ++i) wire_icrc |= static_cast<uint32_t>(in[covered + i]) << (8 * i);
-  if (ComputeIcrc(in.first(covered)) != wire_icrc) return fail(ParseError::kBadIcrc);
+  for (int i = 0; i < 4; ++i) wire_icrc |= static_cast<uint32_t>(in[stored + i]) << (8 * i);
+  const uint32_t icrc = elided.bytes == 0 ? ComputeIcrc(in.first(stored))
+                                          : ComputeIcrc(in.first(elided.at), elided.bytes,
+                                                        in.subspan(elided.at, stored - elided.at));
+  if (icrc != wire_icrc) return fail(ParseError::kBadIcrc);
+  const size_t covered = stored + elided.bytes;
 
   Packet p;
   Reader r(in.data());
@@ -247,7 +270,11 @@ std::optional<Packet> Decode(std::span<const uint8_t> in, ParseError* error) {
     if (body != 0 || p.bth.pad_count != 0) return fail(ParseError::kUnexpectedPayload);
   } else {
     if (body % 4 != 0 || p.bth.pad_count > body) return fail(ParseError::kBadPad);
-    p.payload = in.subspan(headers, body - p.bth.pad_count);
+    // The run, which starts in the payload or its pad, counts in the payload up to its end.
+    const size_t payload = body - p.bth.pad_count, run_at = elided.at - headers;
+    const size_t zeros = run_at < payload ? std::min<size_t>(elided.bytes, payload - run_at) : 0;
+    p.payload = in.subspan(headers, payload - zeros);
+    if (zeros > 0) p.payload_zeros = {static_cast<uint32_t>(run_at), static_cast<uint32_t>(zeros)};
   }
   if (error) *error = ParseError::kOk;
   return p;

@@ -115,8 +115,16 @@ struct Probe {
   uint64_t sent_at_ns = 0;  // echoed verbatim by the reply
 };
 
+// A run of zero bytes a buffer is held without: its bytes are the stored ones with `bytes`
+// zero bytes inserted at `at`.
+struct ZeroRun {
+  uint32_t at = 0, bytes = 0;
+};
+
 // Decoded view of one packet; `payload` points into the decoded buffer (or, for Encode, at the
-// bytes to copy). Optional fields are present exactly when the opcode's layout says so.
+// bytes to copy), with payload_zeros' zero bytes inserted (a Write from a zero-filled region,
+// or a zero run the datagram was held without). Optional fields are present exactly when the
+// opcode's layout says so.
 struct Packet {
   Bth bth;
   std::optional<Mrceth> mrceth;
@@ -128,7 +136,13 @@ struct Packet {
   std::optional<Sack> sack;
   std::optional<Probe> probe;
   std::span<const uint8_t> payload;
+  ZeroRun payload_zeros;  // within the payload
 };
+
+// The payload's length, its zero run included.
+inline size_t PayloadBytes(const Packet& p) { return p.payload.size() + p.payload_zeros.bytes; }
+// Writes the payload, its zero run included, to dst (PayloadBytes(p) bytes).
+void CopyPayload(const Packet& p, uint8_t* dst);
 
 enum class ParseError : uint8_t {
   kOk,
@@ -140,16 +154,22 @@ enum class ParseError : uint8_t {
   kBadIcrc,
   kUnexpectedPayload,
   kBadAeth,
+  kBadZeroRun,
 };
 std::string_view ToString(ParseError e);
 
 // Serialized size of `p` (headers by opcode, payload padded to 4 bytes, ICRC).
 size_t EncodedSize(const Packet& p);
-// Writes `p` into `out`; returns bytes written, or 0 if `out` is too small or a header the
-// opcode requires is missing.
-size_t Encode(const Packet& p, std::span<uint8_t> out);
+// Writes `p` into `out`; returns the datagram's length, or 0 if `out` is too small or a header
+// the opcode requires is missing. With `elided`, the payload's zero run is left out of `out`
+// (which then holds length - elided->bytes bytes) and *elided says where in the datagram it
+// belongs ({0, 0}: none); the ICRC covers it all the same.
+size_t Encode(const Packet& p, std::span<uint8_t> out, ZeroRun* elided = nullptr);
 // Parses and checks one UDP payload. On failure returns nullopt and sets *error if given.
-std::optional<Packet> Decode(std::span<const uint8_t> in, ParseError* error = nullptr);
+// `in` may be a datagram held without a zero run (`elided`, as Encode leaves out): the run must
+// lie after the headers and before the ICRC (else kBadZeroRun), and comes back as the
+// packet's payload_zeros.
+std::optional<Packet> Decode(std::span<const uint8_t> in, ParseError* error = nullptr, ZeroRun elided = {});
 
 // 24-bit PSN helpers: the core counts packets with 64-bit sequence numbers and puts the low
 // 24 bits on the wire; Unwrap picks the 64-bit value nearest to `reference`.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -251,6 +253,94 @@ TEST(WireTest, EncodeRefusesMissingHeadersAndSmallBuffers) {
   EXPECT_GT(Encode(p, out), 0u);
   std::vector<uint8_t> tiny(EncodedSize(p) - 1);
   EXPECT_EQ(Encode(p, tiny), 0u);
+}
+
+TEST(IcrcTest, ZerosWithoutReadingThemMatchTheDefinition) {
+  const std::vector<uint8_t> zeros(70000, 0);
+  for (uint32_t state : {0u, 1u, 0xFFFFFFFFu, 0x12345678u, 0x80000000u})
+    for (size_t count : {0, 1, 2, 3, 7, 8, 63, 64, 1000, 2048, 4096, 4099, 65536, 70000})
+      ASSERT_EQ(Crc32Zeros(state, count), Crc32Bitwise(state, std::span(zeros).first(count)))
+          << "state " << state << " count " << count;
+}
+
+// A datagram held without its zero run, and where the run belongs in the whole datagram.
+struct Elided {
+  std::vector<uint8_t> stored;
+  ZeroRun run;
+};
+Elided EncodeElided(const Packet& p) {
+  Elided e{std::vector<uint8_t>(EncodedSize(p)), {}};
+  const size_t length = Encode(p, e.stored, &e.run);
+  EXPECT_EQ(length, EncodedSize(p));
+  e.stored.resize(length - e.run.bytes);
+  return e;
+}
+std::vector<uint8_t> Whole(const Elided& e) {
+  std::vector<uint8_t> whole = e.stored;
+  whole.insert(whole.begin() + e.run.at, e.run.bytes, 0);
+  return whole;
+}
+
+TEST(WireTest, ZeroRunsAreLeftOutAndTakenBackByteForByte) {
+  std::vector<uint8_t> bytes(64);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i + 1);
+  // All zeros (a Write from a zero-filled region), zeros among bytes, odd sizes (pad), RC and MRC.
+  for (Packet p : SamplePackets(bytes)) {
+    if (!LayoutOf(p.bth.opcode)->payload) continue;
+    for (auto [head, zeros, tail] : {std::array<size_t, 3>{0, 4096, 0}, {5, 3000, 11}, {0, 1, 0}, {3, 2, 0}}) {
+      SCOPED_TRACE(std::string(LayoutOf(p.bth.opcode)->name) + " zeros " + std::to_string(zeros));
+      std::vector<uint8_t> payload(bytes.begin(), bytes.begin() + head + tail);
+      p.payload = payload;
+      p.payload_zeros = {static_cast<uint32_t>(head), static_cast<uint32_t>(zeros)};
+      const auto full = EncodeToVector(p);  // the zeros written
+      const Elided e = EncodeElided(p);
+      ASSERT_EQ(e.run.bytes, zeros);
+      EXPECT_EQ(Whole(e), full) << "the same datagram, ICRC included";
+      // Decoded from either form, the payload is the same bytes.
+      std::vector<uint8_t> expected(head + zeros + tail, 0);
+      std::copy_n(payload.begin(), head, expected.begin());
+      std::copy_n(payload.begin() + head, tail, expected.end() - tail);
+      for (auto decoded : {Decode(full), Decode(e.stored, nullptr, e.run)}) {
+        ASSERT_TRUE(decoded);
+        ASSERT_EQ(PayloadBytes(*decoded), expected.size());
+        std::vector<uint8_t> placed(expected.size(), 0xEE);
+        CopyPayload(*decoded, placed.data());
+        EXPECT_EQ(placed, expected);
+        EXPECT_EQ(decoded->bth.psn, p.bth.psn);
+      }
+    }
+  }
+  // Without `elided`, Encode writes the zeros; a packet without zeros elides nothing.
+  Packet ack = SamplePackets(bytes)[7];
+  ZeroRun run{1, 1};
+  std::vector<uint8_t> out(EncodedSize(ack));
+  EXPECT_EQ(Encode(ack, out, &run), out.size());
+  EXPECT_EQ(run.bytes, 0u);
+}
+
+TEST(WireTest, RejectsAZeroRunOutsideThePayloadOrOfTheWrongLength) {
+  std::vector<uint8_t> none;
+  Packet p = SamplePackets(none)[5];  // MRC_WRITE_MIDDLE
+  p.payload_zeros = {0, 1024};
+  const Elided e = EncodeElided(p);
+  ASSERT_TRUE(Decode(e.stored, nullptr, e.run));
+  ParseError err;
+  EXPECT_FALSE(Decode(e.stored, &err, {e.run.at - 1, e.run.bytes}));  // would start in the headers
+  EXPECT_EQ(err, ParseError::kBadZeroRun);
+  EXPECT_FALSE(Decode(e.stored, &err, {static_cast<uint32_t>(e.stored.size() - 3), e.run.bytes}));  // in the ICRC
+  EXPECT_EQ(err, ParseError::kBadZeroRun);
+  EXPECT_FALSE(Decode(e.stored, &err, {e.run.at, e.run.bytes + 4}));  // more zeros than were sent
+  EXPECT_EQ(err, ParseError::kBadIcrc);
+  EXPECT_FALSE(Decode(e.stored, &err));  // none
+  EXPECT_EQ(err, ParseError::kBadIcrc);
+  // Zeros on a header-only opcode.
+  Packet ack = SamplePackets(none)[7];
+  std::vector<uint8_t> out(EncodedSize(ack));
+  ASSERT_GT(Encode(ack, out), 0u);
+  EXPECT_FALSE(Decode(out, &err, {static_cast<uint32_t>(out.size() - 4), 4}));
+  EXPECT_EQ(err, ParseError::kBadIcrc);
+  ack.payload_zeros = {0, 4};
+  EXPECT_EQ(Encode(ack, out), 0u) << "no payload on an ACK, zeros neither";
 }
 
 TEST(WireTest, PsnUnwrapIsNearestAcrossWrap) {

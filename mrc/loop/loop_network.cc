@@ -96,7 +96,7 @@ bool LoopNetwork::RunUntil(const std::function<bool()>& done, Timestamp deadline
         continue;
       }
       ++counters.delivered;
-      hosts_[f.to_host].context->OnDatagram(now_, f.bytes, DatagramInfo{0, f.ecn_ce});
+      hosts_[f.to_host].context->OnDatagram(now_, f.bytes, DatagramInfo{0, f.ecn_ce, {}});
     }
     for (Host& h : hosts_)
       if (h.context->NextTimeout() <= now_) h.context->OnTimeout(now_);

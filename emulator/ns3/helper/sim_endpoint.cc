@@ -2,7 +2,6 @@
 
 #include <stdexcept>
 
-#include "emulator/ns3/model/zero_run.h"
 #include "ns3/simulator.h"
 
 namespace mrclab::emulator::sim {
@@ -10,25 +9,17 @@ namespace {
 
 constexpr size_t kBufferBytes = 16384;  // larger than any MTU the job uses
 
-// A simulation runs on one thread, one event at a time, and an endpoint is done with a datagram
-// buffer before it returns: every endpoint builds and unpacks its datagrams in the same two
-// buffers, which stay in cache (a pair per endpoint was 32 KiB of cold memory per host). The
-// send buffer starts on a page, as the workload's virtual payload expects (workload.cc: copies
-// whose source and destination share a page offset are slow).
-constexpr size_t kPageBytes = 4096;
-struct DatagramBuffers {
-  std::vector<uint8_t> tx_storage = std::vector<uint8_t>(kBufferBytes + kPageBytes);
-  std::span<uint8_t> tx = PageAligned(tx_storage, kBufferBytes);  // the datagram being sent
-  std::vector<uint8_t> rx;  // a received datagram with its zero run put back
+// A simulation runs on one thread, one event at a time, and an endpoint is done with its send
+// buffer before it returns: every endpoint builds its datagrams in the same buffer, which stays
+// in cache (one per endpoint was 16 KiB of cold memory per host).
+std::span<uint8_t> SendBuffer() {
+  thread_local std::vector<uint8_t> buffer(kBufferBytes);
+  return buffer;
+}
 
-  static std::span<uint8_t> PageAligned(std::vector<uint8_t>& storage, size_t bytes) {
-    const auto base = reinterpret_cast<uintptr_t>(storage.data());
-    return {storage.data() + ((kPageBytes - base % kPageBytes) % kPageBytes), bytes};
-  }
-};
-DatagramBuffers& ThreadBuffers() {
-  thread_local DatagramBuffers buffers;
-  return buffers;
+mrc::ContextConfig Eliding(mrc::ContextConfig config) {
+  config.elide_zero_payload = true;
+  return config;
 }
 
 }  // namespace
@@ -37,7 +28,7 @@ mrc::Timestamp SimNow() { return mrc::Timestamp::FromNanoseconds(ns3::Simulator:
 
 SimEndpoint::SimEndpoint(ns3::Ptr<SimFabric> fabric, std::string host, const std::vector<mrc::EndpointPort>& ports,
                          mrc::EvMode mode, const mrc::ContextConfig& context)
-    : fabric_(std::move(fabric)), host_(std::move(host)), mode_(mode), context_(context) {
+    : fabric_(std::move(fabric)), host_(std::move(host)), mode_(mode), context_(Eliding(context)) {
   if (ports.size() > 32) throw std::invalid_argument(host_ + " has more than 32 NIC ports");
   for (const auto& p : ports) {
     ports_.push_back({p.plane, ParseIpv6Address(p.local_address), &fabric_->Nic(host_, p.plane), {}});
@@ -75,7 +66,8 @@ void SimEndpoint::SetRoutes(uint32_t qpn, const std::vector<mrc::EvRoute>& route
 void SimEndpoint::OnReceive(int plane, SimPacket&& packet) {
   if (!packet.payload) return;  // virtual payload: not for a transport endpoint
   ++stats_.rx_datagrams;
-  context_.OnDatagram(SimNow(), WholePayload(packet, ThreadBuffers().rx), mrc::DatagramInfo{plane, packet.ecn_ce});
+  context_.OnDatagram(SimNow(), *packet.payload,
+                      mrc::DatagramInfo{plane, packet.ecn_ce, {packet.zero_run_at, packet.zero_run_bytes}});
   if (on_progress_) on_progress_();
   Kick();
 }
@@ -127,7 +119,7 @@ void SimEndpoint::Flush() {
   for (uint32_t unsure = unsure_ports_; unsure != 0; unsure &= unsure - 1)
     room = Drain(static_cast<size_t>(__builtin_ctz(unsure))) && room;
   const mrc::Timestamp now = SimNow();
-  const std::span<uint8_t> buffer = ThreadBuffers().tx;
+  const std::span<uint8_t> buffer = SendBuffer();
   while (room) {
     auto tx = context_.PollTransmit(now, buffer);
     if (!tx) break;
@@ -141,7 +133,11 @@ void SimEndpoint::Flush() {
     packet.src = route.port->address;
     packet.dst = route.destination;
     packet.src_port = route.src_port;
-    SetPayload(packet, {buffer.data(), tx->length}, fabric_->Payloads());
+    // Zeros the core left out (a virtual payload) travel as a run, not as bytes.
+    packet.payload_bytes = static_cast<uint32_t>(tx->length);
+    packet.payload = fabric_->Payloads().Copy({buffer.data(), tx->length - tx->elided.bytes});
+    packet.zero_run_at = tx->elided.at;
+    packet.zero_run_bytes = tx->elided.bytes;
     ++stats_.tx_datagrams;
     Port& port = *route.port;
     port.backlog.push_back(std::move(packet));

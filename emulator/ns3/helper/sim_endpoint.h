@@ -13,8 +13,9 @@
 //
 // Sources: udp mode sends from the port's link address with the EV's UDP source port; srv6
 // mode from the port's uSID address with source port 4791 to the EV's uSID container. The
-// payload is the real datagram (RoCEv2 BTH ... ICRC), stored without its longest zero run
-// (zero_run.h): the receiver puts the zeros back, and every byte is checked where it lands.
+// payload is the real datagram (RoCEv2 BTH ... ICRC). The Context elides the zeros of a virtual
+// payload (ContextConfig::elide_zero_payload): they travel as the packet's zero run, not as
+// bytes, and the receiving Context takes them back as such; its ICRC covers them all the same.
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,7 @@
 // SimPacket holding it is gone, and the next Copy() reuses it (most recently freed first, so
 // it is likely still in cache).
 //
-// Contract: Copy(head, tail) returns an immutable shared buffer holding `head` then `tail`. The pool lives
+// Contract: Copy(bytes) returns an immutable shared buffer holding `bytes`. The pool lives
 // as long as any of its buffers (each holds a reference to it). Not thread-safe: one
 // simulation, one thread.
 #pragma once
@@ -19,8 +19,7 @@ namespace mrclab::emulator::sim {
 class PayloadPool : public std::enable_shared_from_this<PayloadPool> {
  public:
   // Construct with std::make_shared (the buffers keep the pool alive).
-  std::shared_ptr<const std::vector<uint8_t>> Copy(std::span<const uint8_t> head,
-                                                   std::span<const uint8_t> tail = {}) {
+  std::shared_ptr<const std::vector<uint8_t>> Copy(std::span<const uint8_t> bytes) {
     std::unique_ptr<std::vector<uint8_t>> buffer;
     if (free_.empty()) {
       buffer = std::make_unique<std::vector<uint8_t>>();
@@ -28,8 +27,7 @@ class PayloadPool : public std::enable_shared_from_this<PayloadPool> {
       buffer = std::move(free_.back());
       free_.pop_back();
     }
-    buffer->assign(head.begin(), head.end());  // within its capacity: no allocation
-    buffer->insert(buffer->end(), tail.begin(), tail.end());
+    buffer->assign(bytes.begin(), bytes.end());  // within its capacity: no allocation
     return {buffer.release(), [pool = shared_from_this()](const std::vector<uint8_t>* b) {
               pool->free_.emplace_back(const_cast<std::vector<uint8_t>*>(b));
             }};

@@ -5,8 +5,8 @@
 // Contract:
 //   - payload_bytes is the UDP payload size that links serialise. When `payload` is set the
 //     sender keeps payload_bytes == payload->size() + zero_run_bytes: the bytes are `payload`
-//     with zero_run_bytes zero bytes inserted at zero_run_at (zero_run.h: a datagram of
-//     zeros, as a job with virtual payload sends, travels as its headers and checksum). A null
+//     with zero_run_bytes zero bytes inserted at zero_run_at (mrc::ZeroRun: a Write of a
+//     virtual payload travels as its headers and checksum). A null
 //     payload is a virtual one (size only), which is how benchmarks and bulk traffic avoid
 //     allocating bytes they never read.
 //   - WireBytes() is what a port serialises and what buffers account: payload + 40 (IPv6) +
