@@ -263,6 +263,25 @@ TEST(IcrcTest, ZerosWithoutReadingThemMatchTheDefinition) {
           << "state " << state << " count " << count;
 }
 
+TEST(IcrcTest, CoversTheOnesAndTheMaskedBthAndEverythingAfter) {
+  std::vector<uint8_t> pkt(300);
+  for (size_t i = 0; i < pkt.size(); ++i) pkt[i] = static_cast<uint8_t>(i * 29 + 3);
+  for (size_t length : {12, 13, 40, 63, 64, 65, 100, 300}) {
+    std::vector<uint8_t> covered(8, 0xFF);
+    covered.insert(covered.end(), pkt.begin(), pkt.begin() + length);
+    covered[8 + 4] = 0xFF;  // resv8a
+    const auto whole = std::span<const uint8_t>(pkt).first(length);
+    EXPECT_EQ(ComputeIcrc(whole), ~Crc32Bitwise(0xFFFFFFFFu, covered)) << "length " << length;
+    // Held as a head, zeros and a tail: the zeros in the middle of the same bytes.
+    std::vector<uint8_t> with_zeros(covered.begin(), covered.begin() + 8 + length / 2);
+    with_zeros.insert(with_zeros.end(), 77, 0);
+    with_zeros.insert(with_zeros.end(), covered.begin() + 8 + length / 2, covered.end());
+    if (length / 2 >= 12)
+      EXPECT_EQ(ComputeIcrc(whole.first(length / 2), 77, whole.subspan(length / 2)),
+                ~Crc32Bitwise(0xFFFFFFFFu, with_zeros)) << "length " << length;
+  }
+}
+
 // A datagram held without its zero run, and where the run belongs in the whole datagram.
 struct Elided {
   std::vector<uint8_t> stored;
