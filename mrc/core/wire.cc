@@ -210,10 +210,8 @@ std::optional<Packet> Decode(std::span<const uint8_t> in, ParseError* error, Zer
   if (elided.at < headers || elided.at > stored) return fail(ParseError::kBadZeroRun);
   uint32_t wire_icrc = 0;
   for (int i = 0; i < 4; ++i) wire_icrc |= static_cast<uint32_t>(in[stored + i]) << (8 * i);
-  const uint32_t icrc = elided.bytes == 0 ? ComputeIcrc(in.first(stored))
-                                          : ComputeIcrc(in.first(elided.at), elided.bytes,
-                                                        in.subspan(elided.at, stored - elided.at));
-  if (icrc != wire_icrc) return fail(ParseError::kBadIcrc);
+  if (ComputeIcrc(in.first(elided.at), elided.bytes, in.subspan(elided.at, stored - elided.at)) != wire_icrc)
+    return fail(ParseError::kBadIcrc);
   const size_t covered = stored + elided.bytes;
 
   Packet p;
