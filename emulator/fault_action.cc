@@ -282,14 +282,13 @@ namespace {
 // host's end is in its guest. Blackhole and loss are made on the leaf's side of a VM host's link
 // (faults.cc: DropPoints); link down (also of switch_down and plane_down) takes the leaf's tap
 // down and the guest NIC's carrier through qemu (fault_kernel.h); rate is refused.
-void RefuseVmHostLinks(const ResolvedLab& lab, const FaultAction& a) {
-  for (const ResolvedLink& l : lab.links) {
-    const ResolvedNode* vm = lab.VmHostOn(l);
-    if (vm && a.kind == FaultKind::kRate && l.index == a.link)
-      Bad("link", "link " + std::to_string(l.index) + " (" + l.a.node + ":" + l.a.interface + ") ends on VM host " +
-                      vm->name + ": rate is not made on a VM host's links yet (its end is in the guest); shape a "
-                      "fabric link");
-  }
+void RefuseRateOnVmHostLink(const ResolvedLab& lab, const FaultAction& a) {
+  if (a.kind != FaultKind::kRate || a.link < 0 || a.link >= static_cast<int>(lab.links.size())) return;
+  const ResolvedLink& l = lab.links[a.link];
+  if (const ResolvedNode* vm = lab.VmHostOn(l))
+    Bad("link", "link " + std::to_string(l.index) + " (" + l.a.node + ":" + l.a.interface + ") ends on VM host " +
+                    vm->name + ": rate is not made on a VM host's links yet (its end is in the guest); shape a "
+                    "fabric link");
 }
 
 }  // namespace
@@ -346,7 +345,7 @@ void ValidateFault(const ResolvedLab& lab, const FaultAction& a) {
     default:
       break;
   }
-  RefuseVmHostLinks(lab, a);
+  RefuseRateOnVmHostLink(lab, a);
 }
 
 }  // namespace mrclab::emulator

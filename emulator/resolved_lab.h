@@ -21,8 +21,10 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -163,7 +165,13 @@ struct ResolvedLab {
   UsidPath PathVia(const std::string& src_host, const std::string& leaf_a,
                    const std::string& spine, const std::string& leaf_b,
                    const std::string& dst_host) const;
+  // The plan as JSON: what deploy records, what a run directory's lab.json holds.
   nlohmann::json ToJson() const;
+  // ToJson() without its per-node and per-link lists ("nodes", "links", "spine_proof_paths").
+  nlohmann::json SummaryJson() const;
+  // Writes the text of ToJson().dump() in pieces, holding one node or link as JSON at a time:
+  // at 131,072 hosts the whole document would take over 10 GiB.
+  void DumpJson(const std::function<void(std::string_view)>& write) const;
 
  private:
   std::unordered_map<std::string, size_t> node_index_;

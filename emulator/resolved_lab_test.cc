@@ -615,6 +615,26 @@ TEST(ResolveTest, ToJsonIsCompleteAndStable) {
 
 // --- Impossible plans ---
 
+TEST(ResolveTest, DumpJsonWritesToJsonsTextInPieces) {
+  std::vector<ResolvedLab> labs;
+  for (const char* file : {"clos2.yaml", "clos2-static.yaml", "clos4.yaml", "mixed.yaml", "vm-side-by-side.yaml"})
+    labs.push_back(Load(file));
+  // Leaf-local host uSIDs, a lab name and source that need escaping, no link rate.
+  labs.push_back(Resolve(ParseLabText(
+      "name: wide\nclos: {planes: 3, spines_per_plane: 2, leaves_per_plane: 130, hosts: 260, hosts_per_leaf: 2}\n",
+      "dir \"q\"\\wide.yaml")));
+  for (const ResolvedLab& lab : labs) {
+    std::string text;
+    size_t pieces = 0;
+    lab.DumpJson([&](std::string_view piece) { text += piece, ++pieces; });
+    EXPECT_EQ(text, lab.ToJson().dump()) << lab.name;
+    EXPECT_GT(pieces, lab.nodes.size() + lab.links.size()) << lab.name;  // one node or link at a time
+    nlohmann::json summary = lab.SummaryJson();
+    EXPECT_FALSE(summary.contains("nodes") || summary.contains("links") || summary.contains("spine_proof_paths"));
+    EXPECT_EQ(summary["planes"], lab.ToJson()["planes"]) << lab.name;
+  }
+}
+
 TEST(ResolveErrorTest, PlanesNeverMeet) {
   std::string reason = ExpectResolveError(
       kSmallClos + "links: [{endpoints: [p0-leaf0:x, p1-spine0:x]}]\n", "links[16]");

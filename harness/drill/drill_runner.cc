@@ -160,7 +160,7 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
     else if (metrics)
       std::fprintf(stderr, "metrics: %s\n", metrics->url().c_str());
   }
-  recorder.WriteLab(lab.ToJson());
+  const std::string lab_digest = recorder.WriteLab(lab);
   // Real time: the machine itself is watched (fidelity.h); routing sessions going down are
   // noted so that those no fault explains can be counted.
   std::unique_ptr<FidelityMonitor> monitor;
@@ -249,7 +249,7 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
                 {"scenario_sha256", Sha256Hex(s.text)},
                 {"seed", s.seed},
                 {"key_seed", s.job.key_seed ? json(*s.job.key_seed) : json("random")},
-                {"lab", {{"name", lab.name}, {"digest", Sha256Hex(lab.ToJson().dump())},
+                {"lab", {{"name", lab.name}, {"digest", lab_digest},
                          {"deployed_by_drill", prepare}}},
                 {"backend", backend_name},
                 {"metrics_url", metrics ? json(metrics->url()) : json(nullptr)},

@@ -37,6 +37,11 @@ class Planner {
     return candidates;
   }
 
+  // "'spine'", or what to write when the selector map has no select: key.
+  static std::string Selected(const TargetSpec& t) {
+    return t.select.empty() ? "nothing (the target map has no select: key)" : "'" + t.select + "'";
+  }
+
   std::vector<int> Links() {
     const TargetSpec& t = f_.target;
     if (!t.name.empty()) {
@@ -47,7 +52,7 @@ class Planner {
       }
     }
     if (t.select != "leaf_spine_link" && t.select != "host_link")
-      Fail("a link fault selects leaf_spine_link or host_link, not '" + t.select + "'", "target.select");
+      Fail("a link fault selects leaf_spine_link or host_link, not " + Selected(t), "target.select");
     std::vector<int> out;
     for (const auto& link : lab_.links)
       if (link.fabric == (t.select == "leaf_spine_link") && (!t.plane || link.plane == *t.plane))
@@ -64,7 +69,7 @@ class Planner {
       return {t.name};
     }
     if (t.select != "spine" && t.select != "leaf" && t.select != "switch")
-      Fail(std::string(ToString(f_.kind)) + " selects spine, leaf or switch, not '" + t.select + "'", "target.select");
+      Fail(std::string(ToString(f_.kind)) + " selects spine, leaf or switch, not " + Selected(t), "target.select");
     std::vector<std::string> out;
     for (const ResolvedNode* sw : lab_.Switches()) {
       const bool role_ok = t.select == "switch" || (t.select == "spine") == (sw->role == emulator::SwitchRole::kSpine);
@@ -85,9 +90,17 @@ class Planner {
         Fail("'" + t.name + "' is not a plane of lab '" + lab_.name + "' (0.." + std::to_string(lab_.planes - 1) + ")");
       }
     }
-    if (t.select != "plane") Fail("plane_down selects plane, not '" + t.select + "'", "target.select");
+    // {select: plane, count: K}: K planes drawn with the seed; {plane: N} (select: plane optional): plane N.
+    if (t.select != "plane" && !(t.select.empty() && t.plane))
+      Fail("plane_down selects plane, not " + Selected(t) + " (or name one: target: \"N\" or {plane: N})",
+           "target.select");
+    if (t.plane && *t.plane >= lab_.planes)
+      Fail("plane " + std::to_string(*t.plane) + " is not a plane of lab '" + lab_.name + "' (0.." +
+               std::to_string(lab_.planes - 1) + ")",
+           "target.plane");
     std::vector<int> out;
-    for (int p = 0; p < lab_.planes; ++p) out.push_back(p);
+    for (int p = 0; p < lab_.planes; ++p)
+      if (!t.plane || p == *t.plane) out.push_back(p);
     return Pick(out, "plane");
   }
 

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 
 namespace mrclab::harness {
@@ -46,16 +47,20 @@ void WriteAtomically(const std::string& path, const std::string& text) {
   fs::rename(tmp, path);
 }
 
+std::string HexOf(const unsigned char* bytes, unsigned int length) {
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < length; ++i) out += {hex[bytes[i] >> 4], hex[bytes[i] & 15]};
+  return out;
+}
+
 }  // namespace
 
 std::string Sha256Hex(const std::string& data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < length; ++i) out += {hex[digest[i] >> 4], hex[digest[i] & 15]};
-  return out;
+  return HexOf(digest, length);
 }
 
 RunRecorder::RunRecorder(const std::string& out_root, const std::string& scenario_name,
@@ -98,17 +103,51 @@ void RunRecorder::EvSamples(const std::string& transport, double t, const std::v
 
 void RunRecorder::LinkSamples(double t, const std::vector<LinkSample>& links) {
   std::lock_guard lock(mu_);
-  for (const auto& l : links) {
-    std::fprintf(links_, "%.3f,%d,%s,%llu,%llu,%llu,%llu,", t, l.link, l.end.c_str(),
-                 static_cast<unsigned long long>(l.rx_packets), static_cast<unsigned long long>(l.tx_packets),
-                 static_cast<unsigned long long>(l.rx_dropped), static_cast<unsigned long long>(l.tx_dropped));
-    if (l.queue_peak_bytes) std::fprintf(links_, "%llu", static_cast<unsigned long long>(*l.queue_peak_bytes));
+  auto row = [this](double at, const LinkSample& l, bool zero) {
+    auto n = [zero](uint64_t v) { return static_cast<unsigned long long>(zero ? 0 : v); };
+    std::fprintf(links_, "%.3f,%d,%s,%llu,%llu,%llu,%llu,", at, l.link, l.end.c_str(), n(l.rx_packets),
+                 n(l.tx_packets), n(l.rx_dropped), n(l.tx_dropped));
+    if (l.queue_peak_bytes) std::fprintf(links_, "%llu", n(*l.queue_peak_bytes));
     std::fputs("\n", links_);
+  };
+  for (const auto& l : links) {
+    if (!listed_ends_.count(l.end)) {
+      // An end that never counted a packet is left out (a big lab's are millions); from its
+      // first one on it is listed, starting with a zero row at the sample before.
+      const bool counted = l.rx_packets || l.tx_packets || l.rx_dropped || l.tx_dropped ||
+                           (l.queue_peak_bytes && *l.queue_peak_bytes);
+      if (!counted) continue;
+      listed_ends_.insert(l.end);
+      if (last_link_sample_) row(*last_link_sample_, l, true);
+    }
+    row(t, l, false);
   }
+  last_link_sample_ = t;
   std::fflush(links_);
 }
 
-void RunRecorder::WriteLab(const nlohmann::json& plan) { WriteAtomically(dir_ + "/lab.json", plan.dump(1) + "\n"); }
+std::string RunRecorder::WriteLab(const emulator::ResolvedLab& lab, size_t max_listed) {
+  if (lab.nodes.size() + lab.links.size() <= max_listed) {
+    const nlohmann::json plan = lab.ToJson();
+    WriteAtomically(dir_ + "/lab.json", plan.dump(1) + "\n");
+    return Sha256Hex(plan.dump());
+  }
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> sha(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  EVP_DigestInit_ex(sha.get(), EVP_sha256(), nullptr);
+  lab.DumpJson([&sha](std::string_view piece) { EVP_DigestUpdate(sha.get(), piece.data(), piece.size()); });
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_DigestFinal_ex(sha.get(), digest, &length);
+  nlohmann::json summary = lab.SummaryJson();
+  size_t fabric_links = 0;
+  for (const auto& l : lab.links) fabric_links += l.fabric;
+  summary["not_listed"] = {{"nodes", lab.nodes.size()},
+                           {"links", lab.links.size()},
+                           {"fabric_links", fabric_links},
+                           {"why", "more than " + std::to_string(max_listed) + " nodes and links; the lab file resolves to them"}};
+  WriteAtomically(dir_ + "/lab.json", summary.dump(1) + "\n");
+  return HexOf(digest, length);
+}
 
 void RunRecorder::Event(nlohmann::json event) {
   if (!event.contains("t")) event["t"] = clock_();

@@ -4,9 +4,12 @@
 //                   and reverted, EV and QP state changes, step completions, BGP/BFD changes
 //   steps.csv       one row per training step of every transport
 //   evs.csv         per-EV state and cumulative counters of every QP, sampled every second
-//   links.csv       cumulative packet and drop counters of every link end, sampled every second
-//                   (times: unix seconds, or simulated seconds in an ns-3 run; result.json says)
-//   lab.json        the lab's resolved plan (nodes, links, addresses), for diagrams
+//   links.csv       cumulative packet and drop counters of the link ends that carried or dropped
+//                   a packet, sampled every second; an end is listed from the sample before its
+//                   first packet, so an end not listed counted nothing (times: unix seconds, or
+//                   simulated seconds in an ns-3 run; result.json says)
+//   lab.json        the lab's resolved plan (nodes, links, addresses), for diagrams; for a lab of
+//                   more than kMaxListedLabItems nodes and links, its summary (not_listed says)
 //   fidelity.csv    real-time labs: per second, how busy the machine was and whether the drill's
 //                   threads waited for it (fidelity.h)
 //   result.json     scenario hash, seed, lab digest, versions, per-SLO results, emulation
@@ -20,11 +23,14 @@
 #include <cstdio>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "emulator/resolved_lab.h"
 #include "emulator/wall_clock.h"
 #include "harness/drill/fidelity.h"
 #include "harness/drill/link_sample.h"
@@ -47,7 +53,12 @@ class RunRecorder {
   void Step(const std::string& transport, const RecordedStep& step);
   void EvSamples(const std::string& transport, double t, const std::vector<EvSnapshot>& evs);
   void LinkSamples(double t, const std::vector<LinkSample>& links);
-  void WriteLab(const nlohmann::json& plan);
+  // lab.json: the plan (ResolvedLab::ToJson), or, above `max_listed` nodes and links, its
+  // summary with "not_listed" (131,072 hosts: 2 M links, a 1.3 GB document that no report
+  // could load). Returns the lab digest, the SHA-256 of the whole plan's compact JSON, computed
+  // without holding the plan as one document.
+  std::string WriteLab(const emulator::ResolvedLab& lab, size_t max_listed = kMaxListedLabItems);
+  static constexpr size_t kMaxListedLabItems = 1 << 18;  // 16,384 hosts on 8 planes are listed
   void WriteResult(const nlohmann::json& result);
   // One testcase per SLO, one for emulation fidelity and one for the fault schedule (an error
   // when a planned fault was not applied: NotTested).
@@ -66,6 +77,9 @@ class RunRecorder {
   FILE* evs_ = nullptr;
   FILE* links_ = nullptr;
   bool steps_header_ = false;
+  // links.csv: the ends listed so far, and the time of the last sample (their zero rows').
+  std::unordered_set<std::string> listed_ends_;
+  std::optional<double> last_link_sample_;
 };
 
 using emulator::UnixNow;

@@ -214,6 +214,20 @@ TEST(FaultPlan, SelectorsAreSeededAndRespectPlaneAndCount) {
   }
 }
 
+TEST(FaultPlan, APlaneSelectorKeepsToItsPlane) {
+  for (const char* target : {"{plane: 1}", "{select: plane, plane: 1}"}) {
+    for (int seed = 0; seed < 8; ++seed) {
+      Scenario s = Parse("seed: " + std::to_string(seed) + "\nfaults:\n  - {at: 1s, kind: plane_down, target: " + target +
+                         "}\n");
+      FaultPlan plan = PlanFaults(s, Clos2());
+      ASSERT_EQ(plan.faults[0].actions.size(), 1u) << target;
+      EXPECT_EQ(plan.faults[0].actions[0].plane, 1) << target << " seed " << seed;
+    }
+  }
+  Scenario both = Parse("faults:\n  - {at: 1s, kind: plane_down, target: {select: plane, count: 2}}\n");
+  EXPECT_EQ(PlanFaults(both, Clos2()).faults[0].actions.size(), 2u);
+}
+
 TEST(FaultPlan, BadTargetsNameTheField) {
   auto error = [](const std::string& fault) {
     try {
@@ -227,6 +241,12 @@ TEST(FaultPlan, BadTargetsNameTheField) {
   EXPECT_NE(error("{at: 1s, kind: switch_down, target: host0}").find("is a host"), std::string::npos);
   EXPECT_NE(error("{at: 1s, kind: plane_down, target: '7'}").find("not a plane"), std::string::npos);
   EXPECT_NE(error("{at: 1s, kind: link_down, target: {select: spine}}").find("target.select"), std::string::npos);
+  EXPECT_NE(error("{at: 1s, kind: link_down, target: {plane: 1}}").find("target.select: a link fault selects "
+                                                                         "leaf_spine_link or host_link, not nothing"),
+            std::string::npos);
+  EXPECT_NE(error("{at: 1s, kind: plane_down, target: {plane: 2}}").find("target.plane: plane 2 is not a plane"),
+            std::string::npos);
+  EXPECT_NE(error("{at: 1s, kind: plane_down, target: {select: spine}}").find("or name one"), std::string::npos);
   EXPECT_NE(error("{at: 1s, kind: blackhole, target: {select: leaf_spine_link, count: 99}}").find("only 16"),
             std::string::npos);
   EXPECT_NE(error("{at: 1s, kind: ev_deny, target: {from: host0, to: host77, evs: [1]}}").find("target.to"),

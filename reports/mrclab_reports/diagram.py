@@ -14,9 +14,25 @@ def _positions(names, y, width):
     return {name: ((i + 0.5) / n * width, y) for i, name in enumerate(names)}
 
 
+MAX_NODES_PER_PLANE = 256  # beyond it the boxes overlap and matplotlib takes minutes
+
+
+def too_large_to_draw(lab):
+    """Why the lab is not drawn (its nodes per plane, or its lists left out of lab.json), or ''."""
+    if not lab:
+        return ""
+    if "not_listed" in lab:
+        n = lab["not_listed"]
+        return f"lab.json does not list its {n.get('nodes', 0):,} nodes and {n.get('links', 0):,} links ({n.get('why', '')})"
+    most = max((len(p.get("spines", [])) + len(p.get("leaves", [])) + len(p.get("hosts", []))
+                for p in lab.get("planes", [])), default=0)
+    return f"{most} nodes in a plane, more than {MAX_NODES_PER_PLANE} can be drawn" if most > MAX_NODES_PER_PLANE else ""
+
+
 def lab_diagram(lab, faults):
-    """PNG of the lab; faults: the run's faults (one per index) whose targets are marked."""
-    if not lab or not lab.get("planes"):
+    """PNG of the lab; faults: the run's faults (one per index) whose targets are marked. None
+    without a plan or for a lab too large to draw (too_large_to_draw)."""
+    if not lab or not lab.get("planes") or too_large_to_draw(lab):
         return None
     planes = lab["planes"]
     hit_links, hit_nodes = {}, {}

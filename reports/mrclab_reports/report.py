@@ -297,7 +297,9 @@ def build(run):
     png = diagram.lab_diagram(run.lab, list(all_faults.values()))
     s.add(Figure("lab", png, "The lab by plane (spines, leaves, hosts); links and switches hit by a fault are drawn "
                              "in the fault kind's colour and labelled #index kind.")
-          if png else Text("No lab plan (lab.json is missing).", "note"))
+          if png else Text(f"The lab is not drawn: {diagram.too_large_to_draw(run.lab)}; the faults' targets are "
+                           "listed under Faults and Links." if diagram.too_large_to_draw(run.lab)
+                           else "No lab plan (lab.json is missing).", "note"))
     if run.scenario_text:
         s = doc.section("Scenario")
         s.add(Code(run.scenario_text, "scenario.yaml as given to the drill"))

@@ -127,13 +127,17 @@ class Ns3Backend : public harness::DrillBackend {
 
   // Per link end "node:interface": tx = packets it serialised, rx = packets that reached it,
   // tx_dropped = its queue's tail drops, rx_dropped = packets dropped on their way to it by a
-  // fault (down, blackhole, loss), queue_peak_bytes = the most its queue held.
+  // fault (down, blackhole, loss), queue_peak_bytes = the most its queue held. Ends that have
+  // counted nothing yet are left out (the run directory lists only the others: RunRecorder).
   std::vector<harness::LinkSample> SampleLinks() override {
     std::vector<harness::LinkSample> out;
     if (!fabric_) return out;
     for (const ResolvedLink& l : lab_.links)
       for (bool a_end : {true, false}) {
         const PortCounters mine = fabric_->Counters(l.index, a_end), theirs = fabric_->Counters(l.index, !a_end);
+        if (!theirs.rx_packets && !mine.tx_packets && !theirs.fault_drops && !mine.queue_drops &&
+            !mine.max_queue_bytes)
+          continue;
         const EndpointSpec& end = a_end ? l.a : l.b;
         out.push_back({l.index, end.node + ":" + end.interface, theirs.rx_packets, mine.tx_packets,
                        theirs.fault_drops, mine.queue_drops, mine.max_queue_bytes});

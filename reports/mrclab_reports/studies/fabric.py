@@ -2,6 +2,7 @@
 failure rows, one result cell (a transport over one or more seeds' drills), and what a run's
 links.csv says about the fabric's links."""
 import csv
+import json
 import re
 from pathlib import Path
 
@@ -196,6 +197,19 @@ def fabric_links(run_dir):
                 last[row["end"]] = int(row["tx_packets"])
                 peak = max(peak, int(row.get("queue_peak_bytes") or 0))
     load = [last[e] - first[e] for e in last]
-    mean = sum(load) / len(load) if load else 0
+    # links.csv lists only the ends that carried something: the mean is over all of the lab's.
+    ends = max(len(load), 2 * _fabric_link_count(run_dir))
+    mean = sum(load) / ends if load else 0
     return (max(load) / mean if mean else None), peak
+
+
+def _fabric_link_count(run_dir):
+    """Leaf-spine links of the run's lab (lab.json), 0 if it has no plan."""
+    try:
+        lab = json.loads((Path(run_dir) / "lab.json").read_text())
+    except (OSError, ValueError):
+        return 0
+    if "not_listed" in lab:
+        return int(lab["not_listed"].get("fabric_links", 0))
+    return sum(1 for link in lab.get("links", []) if link.get("fabric"))
 
