@@ -233,6 +233,10 @@ void Preflight(const ResolvedLab& lab) {
   if (lab.link_delay_ns)
     throw InputError(lab.source + ": link_delay: an emulated lab's links have the kernel's veth latency; the delay "
                       "is simulation only (mrclab drill SCENARIO --backend ns3), or remove link_delay");
+  RefuseIfTooLargeForThisMachine(lab);
+}
+
+void RefuseIfTooLargeForThisMachine(const ResolvedLab& lab) {
   MemoryEstimate mem = EstimateMemory(lab);
   const uint64_t reserve = 1024 * kMiB;
   if (mem.available < mem.needed + reserve)
@@ -241,6 +245,11 @@ void Preflight(const ResolvedLab& lab) {
                       std::to_string(mem.available / kMiB) + " MiB available (" +
                       std::to_string(lab.Switches().size()) + " switches); simulate it instead: "
                       "mrclab drill SCENARIO --backend ns3");
+}
+
+ResolvedLab ResolveForEmulation(const LabSpec& spec) {
+  RefuseIfTooLargeForThisMachine(Resolve(spec, {.routes = false}));
+  return Resolve(spec);
 }
 
 DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
@@ -344,6 +353,7 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
       std::vector<std::vector<std::string>> execs;
       std::vector<std::string> in;
       for (const ResolvedNode* sw : lab.Switches()) {
+        ThrowIfInterrupted();  // a big lab's daemons take minutes to start: Ctrl-C rolls back now
         const std::vector<std::string> daemons = which(*sw);
         if (sw->image) {
           execs.push_back(ContainerDaemonsCommand(lab, paths, *sw, daemons));

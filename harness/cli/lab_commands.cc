@@ -127,7 +127,7 @@ void PrintInspect(const emulator::ResolvedLab& lab, const json& state, const jso
 
 // deploy --check: the lab file and everything deploy checks before it makes anything.
 int CheckDeploy(const std::string& file, bool json_out) {
-  const emulator::ResolvedLab lab = emulator::Resolve(emulator::ParseLabFile(file));
+  const emulator::ResolvedLab lab = nx::ResolveForEmulation(emulator::ParseLabFile(file));
   nx::Preflight(lab);
   const nx::MemoryEstimate memory = nx::EstimateMemory(lab);
   const nx::SwitchImages images = nx::PrepareRouterImages(lab);
@@ -190,7 +190,7 @@ int PrintFrrConfig(const std::string& file, const std::string& node_name, bool v
 
 int Deploy(const std::string& file, int timeout_s, bool json_out, bool quiet, bool keep_failed = false) {
   const std::string text = emulator::ReadInputFile(file);
-  emulator::ResolvedLab lab = emulator::Resolve(emulator::ParseLabText(text, file));
+  emulator::ResolvedLab lab = nx::ResolveForEmulation(emulator::ParseLabText(text, file));
   nx::DeployOptions options;
   options.timeout = std::chrono::seconds(timeout_s);
   options.progress = !quiet && !json_out;

@@ -223,12 +223,19 @@ NetnsLab FindNetnsLab(const Scenario& s, const std::string& lab_override) {
   return out;
 }
 
+// A lab file's plan; one not deployed yet must fit this machine (it is refused before its
+// routes are planned: deploy.h). A deployed one's memory is already taken.
+emulator::ResolvedLab PlanOf(const emulator::LabSpec& spec) {
+  return IsDeployed(spec.name) ? emulator::Resolve(spec) : nx::ResolveForEmulation(spec);
+}
+
 }  // namespace
 
 emulator::ResolvedLab NetnsLabPlan(const Scenario& s, const std::string& lab_override) {
   const NetnsLab found = FindNetnsLab(s, lab_override);
-  emulator::ResolvedLab plan = found.file_text ? emulator::Resolve(emulator::ParseLabText(*found.file_text, found.reference))
-                                               : nx::LoadDeployedLab(found.reference);
+  emulator::ResolvedLab plan = found.file_text
+                                   ? PlanOf(emulator::ParseLabText(*found.file_text, found.reference))
+                                   : nx::LoadDeployedLab(found.reference);
   return plan;
 }
 
@@ -246,7 +253,7 @@ std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& s, const std::str
   const std::string& field = found.field;
   if (found.file_text) {
     const std::string& text = *found.file_text;
-    emulator::ResolvedLab plan = emulator::Resolve(emulator::ParseLabText(text, lab));
+    emulator::ResolvedLab plan = PlanOf(emulator::ParseLabText(text, lab));
     if (!IsDeployed(plan.name)) return std::make_unique<NetnsBackend>(std::move(plan), text, false);
     emulator::ResolvedLab running = nx::LoadDeployedLab(plan.name);
     auto plan_of = [](const emulator::ResolvedLab& l) {  // the plan, not where it was read from
