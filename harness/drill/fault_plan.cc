@@ -78,6 +78,10 @@ class Planner {
     return Pick(out, t.select);
   }
 
+  [[noreturn]] void NotAPlane(const std::string& plane, const std::string& sub) const {
+    Fail(plane + " is not a plane of lab '" + lab_.name + "' (0.." + std::to_string(lab_.planes - 1) + ")", sub);
+  }
+
   std::vector<int> Planes() {
     const TargetSpec& t = f_.target;
     if (!t.name.empty()) {
@@ -87,17 +91,14 @@ class Planner {
         if (used != t.name.size() || p < 0 || p >= lab_.planes) throw std::out_of_range("");
         return {p};
       } catch (const std::exception&) {
-        Fail("'" + t.name + "' is not a plane of lab '" + lab_.name + "' (0.." + std::to_string(lab_.planes - 1) + ")");
+        NotAPlane("'" + t.name + "'", "target");
       }
     }
     // {select: plane, count: K}: K planes drawn with the seed; {plane: N} (select: plane optional): plane N.
     if (t.select != "plane" && !(t.select.empty() && t.plane))
       Fail("plane_down selects plane, not " + Selected(t) + " (or name one: target: \"N\" or {plane: N})",
            "target.select");
-    if (t.plane && *t.plane >= lab_.planes)
-      Fail("plane " + std::to_string(*t.plane) + " is not a plane of lab '" + lab_.name + "' (0.." +
-               std::to_string(lab_.planes - 1) + ")",
-           "target.plane");
+    if (t.plane && *t.plane >= lab_.planes) NotAPlane("plane " + std::to_string(*t.plane), "target.plane");
     std::vector<int> out;
     for (int p = 0; p < lab_.planes; ++p)
       if (!t.plane || p == *t.plane) out.push_back(p);

@@ -14,6 +14,11 @@ struct LinkSample {
   // The most bytes its egress queue held since the run began; only a simulation knows it
   // (the kernel keeps no high-water mark of a qdisc).
   std::optional<uint64_t> queue_peak_bytes;
+
+  // Whether the end has counted anything yet (links.csv lists it only from then on).
+  bool Counted() const {
+    return rx_packets || tx_packets || rx_dropped || tx_dropped || (queue_peak_bytes && *queue_peak_bytes);
+  }
 };
 
 }  // namespace mrclab::harness

@@ -114,9 +114,7 @@ void RunRecorder::LinkSamples(double t, const std::vector<LinkSample>& links) {
     if (!listed_ends_.count(l.end)) {
       // An end that never counted a packet is left out (a big lab's are millions); from its
       // first one on it is listed, starting with a zero row at the sample before.
-      const bool counted = l.rx_packets || l.tx_packets || l.rx_dropped || l.tx_dropped ||
-                           (l.queue_peak_bytes && *l.queue_peak_bytes);
-      if (!counted) continue;
+      if (!l.Counted()) continue;
       listed_ends_.insert(l.end);
       if (last_link_sample_) row(*last_link_sample_, l, true);
     }

@@ -295,11 +295,14 @@ def build(run):
 
     s = doc.section("Lab")
     png = diagram.lab_diagram(run.lab, list(all_faults.values()))
-    s.add(Figure("lab", png, "The lab by plane (spines, leaves, hosts); links and switches hit by a fault are drawn "
-                             "in the fault kind's colour and labelled #index kind.")
-          if png else Text(f"The lab is not drawn: {diagram.too_large_to_draw(run.lab)}; the faults' targets are "
-                           "listed under Faults and Links." if diagram.too_large_to_draw(run.lab)
-                           else "No lab plan (lab.json is missing).", "note"))
+    too_large = diagram.too_large_to_draw(run.lab)
+    if png:
+        s.add(Figure("lab", png, "The lab by plane (spines, leaves, hosts); links and switches hit by a fault are "
+                                 "drawn in the fault kind's colour and labelled #index kind."))
+    elif too_large:
+        s.add(Text(f"The lab is not drawn: {too_large}; the faults' targets are listed under Faults and Links.", "note"))
+    else:
+        s.add(Text("No lab plan (lab.json is missing).", "note"))
     if run.scenario_text:
         s = doc.section("Scenario")
         s.add(Code(run.scenario_text, "scenario.yaml as given to the drill"))

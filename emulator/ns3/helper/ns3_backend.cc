@@ -135,12 +135,12 @@ class Ns3Backend : public harness::DrillBackend {
     for (const ResolvedLink& l : lab_.links)
       for (bool a_end : {true, false}) {
         const PortCounters mine = fabric_->Counters(l.index, a_end), theirs = fabric_->Counters(l.index, !a_end);
-        if (!theirs.rx_packets && !mine.tx_packets && !theirs.fault_drops && !mine.queue_drops &&
-            !mine.max_queue_bytes)
-          continue;
+        harness::LinkSample sample{l.index, "", theirs.rx_packets, mine.tx_packets, theirs.fault_drops,
+                                   mine.queue_drops, mine.max_queue_bytes};
+        if (!sample.Counted()) continue;  // named only when listed: a big lab has millions of ends
         const EndpointSpec& end = a_end ? l.a : l.b;
-        out.push_back({l.index, end.node + ":" + end.interface, theirs.rx_packets, mine.tx_packets,
-                       theirs.fault_drops, mine.queue_drops, mine.max_queue_bytes});
+        sample.end = end.node + ":" + end.interface;
+        out.push_back(std::move(sample));
       }
     return out;
   }
