@@ -44,6 +44,8 @@ struct MemoryEstimate {
   uint64_t needed = 0, available = 0;
 };
 MemoryEstimate EstimateMemory(const ResolvedLab& lab);
+// The next hops of the switches' static routes: one line each for staticd.
+size_t StaticNextHops(const ResolvedLab& lab);
 
 // Checks that need no changes: root, FRR installed, lab not deployed, names free, memory.
 void Preflight(const ResolvedLab& lab);

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "emulator/netns/frr_config.h"
 #include "emulator/netns/frr_daemons.h"
 #include "emulator/netns/frr_tools.h"
+#include "emulator/netns/interrupt.h"
 #include "emulator/netns/podman.h"
 #include "emulator/netns/processes.h"
 
@@ -206,39 +208,61 @@ std::map<std::string, std::string> UserFrrConfigs(const ResolvedLab& lab,
 
 namespace {
 
-// vtysh -f on the switch's daemons (all, or those named); "" when every command was taken, else
-// FRR's complaint.
-std::string Enter(const FrrTools& tools, const std::string& node_dir, const std::vector<std::string>& daemons,
-                  int* status) {
+// vtysh -f on the switch's daemons (all, or those named).
+std::vector<std::string> EnterCommand(const FrrTools& tools, const std::string& node_dir,
+                                      const std::vector<std::string>& daemons) {
   WriteVtyshConf(node_dir);
   std::vector<std::string> args = {"--config_dir", node_dir, "--vty_socket", node_dir};
   for (const std::string& d : daemons) args.insert(args.end(), {"-d", d});
   args.insert(args.end(), {"--inputfile", node_dir + "/frr.conf"});
-  std::string output;
-  *status = RunAndWait(tools.Command(kVtysh, args), &output);
-  return *status != 0 || output.find("% ") != std::string::npos ? FrrComplaint(output) : "";
+  return tools.Command(kVtysh, args);
+}
+
+// "" when vtysh took every command, else FRR's complaint.
+std::string Complaint(const CommandResult& entered) {
+  return entered.status != 0 || entered.output.find("% ") != std::string::npos ? FrrComplaint(entered.output) : "";
 }
 
 }  // namespace
 
-void ApplyFrrConfig(const ResolvedLab& lab, const ResolvedNode& node, const std::string& node_dir,
-                    const std::vector<std::string>& daemons, const std::string& text) {
-  WriteFileWhole(node_dir + "/frr.conf", text);
-  int status = 0;
-  if (const std::string complaint = Enter(ToolsOf(lab.name, node), node_dir, {}, &status); !complaint.empty()) {
-    std::string names;
-    for (const std::string& d : daemons) names += (names.empty() ? "" : ", ") + d;
-    throw LabError(lab.source, Field(node),
-                   Origin(node) + ": FRR" + (node.image ? " of " + node.image->reference : "") + " refused it: " +
-                       complaint + " (vtysh exit " + std::to_string(status) + "; the daemons the switch runs: " +
-                       names + ")");
+void ApplyFrrConfigs(const ResolvedLab& lab, const LabPaths& paths, const std::map<std::string, std::string>& configs,
+                     const std::map<std::string, std::vector<std::string>>& daemons_of, int parallel,
+                     const std::function<void(size_t done)>& on_progress) {
+  std::vector<const ResolvedNode*> nodes;
+  for (const auto& [name, text] : configs) {
+    WriteFileWhole(paths.NodeDir(name) + "/frr.conf", text);
+    nodes.push_back(lab.FindNode(name));
+  }
+  // A few rounds of `parallel` switches each, with a look for Ctrl-C between them.
+  const size_t round = 4 * static_cast<size_t>(std::max(parallel, 1));
+  for (size_t first = 0; first < nodes.size(); first += round) {
+    ThrowIfInterrupted();
+    const std::vector<const ResolvedNode*> these(nodes.begin() + first,
+                                                 nodes.begin() + std::min(nodes.size(), first + round));
+    std::vector<std::vector<std::string>> commands;
+    for (const ResolvedNode* node : these)
+      commands.push_back(EnterCommand(ToolsOf(lab.name, *node), paths.NodeDir(node->name), {}));
+    const std::vector<CommandResult> entered = RunAllAndWait(commands, parallel);
+    for (size_t i = 0; i < these.size(); ++i) {
+      const std::string complaint = Complaint(entered[i]);
+      if (complaint.empty()) continue;
+      const ResolvedNode& node = *these[i];
+      std::string names;
+      for (const std::string& d : daemons_of.at(node.name)) names += (names.empty() ? "" : ", ") + d;
+      throw LabError(lab.source, Field(node),
+                     Origin(node) + ": FRR" + (node.image ? " of " + node.image->reference : "") + " refused it: " +
+                         complaint + " (vtysh exit " + std::to_string(entered[i].status) +
+                         "; the daemons the switch runs: " + names + ")");
+    }
+    on_progress(first + these.size());
   }
 }
 
 void EnterFrrConfig(const FrrTools& tools, const std::string& node_dir, const std::vector<std::string>& daemons) {
   if (daemons.empty() || !fs::exists(node_dir + "/frr.conf")) return;
-  int status = 0;
-  if (const std::string complaint = Enter(tools, node_dir, daemons, &status); !complaint.empty())
+  CommandResult entered;
+  entered.status = RunAndWait(EnterCommand(tools, node_dir, daemons), &entered.output);
+  if (const std::string complaint = Complaint(entered); !complaint.empty())
     throw std::runtime_error("FRR refused the switch's configuration " + node_dir + "/frr.conf again: " + complaint);
 }
 

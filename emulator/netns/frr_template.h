@@ -6,16 +6,18 @@
 //                                                           │  the switch's plan, lab and generated config
 //                                                           └─ vtysh --dryrun: FRR's own parser
 //                                                              (the router image's, if it has one)
-//   deploy: daemons start with StartupFrrConfigs ─► ApplyFrrConfig: NODE_DIR/frr.conf, vtysh -f
+//   deploy: daemons start with StartupFrrConfigs ─► ApplyFrrConfigs: NODE_DIR/frr.conf, vtysh -f
 //           (a switch from a router image gets the generated configuration this way too)
 //   a daemon restarted (switch_down reverted, ...) ─► EnterFrrConfig: vtysh -d DAEMON -f frr.conf
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "emulator/netns/frr_tools.h"
+#include "emulator/netns/lab_state.h"
 #include "emulator/resolved_lab.h"
 
 namespace mrclab::emulator::netns {
@@ -33,11 +35,14 @@ std::map<std::string, std::string> UserFrrConfigs(const ResolvedLab& lab,
 // The variables a switch's template sees, as JSON (node, lab, generated).
 std::string FrrTemplateVariables(const ResolvedLab& lab, const ResolvedNode& node);
 
-// Writes `text` to node_dir/frr.conf and enters it into the switch's running daemons (vty
-// sockets in node_dir) with the switch's vtysh. Throws LabError naming the field, the line and
-// FRR's message when a daemon refuses a command.
-void ApplyFrrConfig(const ResolvedLab& lab, const ResolvedNode& node, const std::string& node_dir,
-                    const std::vector<std::string>& daemons, const std::string& text);
+// Writes each switch's text (node -> its configuration) to its node directory's frr.conf and
+// enters it into the switch's running daemons (vty sockets there) with the switch's vtysh,
+// `parallel` switches at a time: vtysh waits for each line's reply (a leaf's 2,056 static
+// routes: 1.1 s, mostly waiting), saying after each round how many are done. Throws Interrupted between rounds on Ctrl-C, and LabError
+// naming the field, the line and FRR's message when a daemon refuses a command.
+void ApplyFrrConfigs(const ResolvedLab& lab, const LabPaths& paths, const std::map<std::string, std::string>& configs,
+                     const std::map<std::string, std::vector<std::string>>& daemons_of, int parallel,
+                     const std::function<void(size_t done)>& on_progress);
 
 // The switch's configuration (node_dir/frr.conf, if it has one) entered again into these
 // daemons, restarted since. Throws std::runtime_error with FRR's message.

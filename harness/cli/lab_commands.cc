@@ -141,7 +141,8 @@ int CheckDeploy(const std::string& file, bool json_out) {
   if (json_out) {
     std::cout << json{{"lab", lab.name}, {"switches", lab.Switches().size()}, {"hosts", lab.Hosts().size()},
                       {"links", lab.links.size()}, {"planes", lab.planes}, {"memory_needed_bytes", memory.needed},
-                      {"memory_available_bytes", memory.available}, {"own_frr_configs", own_configs},
+                      {"memory_available_bytes", memory.available}, {"static_route_next_hops", nx::StaticNextHops(lab)},
+                      {"own_frr_configs", own_configs},
                       {"container_switches", images.reference.size()}}.dump(2)
               << "\n";
   } else {
@@ -382,7 +383,7 @@ void AddLabCommands(CLI::App& app, LabArgs& args, int& exit_status) {
     auto* cmd = app.add_subcommand("deploy", "Boot a lab file as a verified, running fabric");
     cmd->add_option("lab", a->target, "Lab file (labs/*.yaml)")->required();  // read by ReadInputFile
     cmd->add_option("--timeout", a->timeout_s,
-                    "Seconds to wait for convergence and verification once the daemons run (0: check once)")
+                    "Seconds to wait for convergence and verification once the daemons run their configuration (0: check once)")
         ->check(CLI::Range(0, 3600))->capture_default_str();
     cmd->add_flag("--json", a->json, "Print the deploy report as JSON");
     cmd->add_flag("-q,--quiet", a->quiet, "No progress on stderr");

@@ -93,6 +93,33 @@ def test_static_routing_lab(deployed):
         assert {d for d, i in daemons.items() if i["alive"]} == {"zebra", "staticd"}
     routes = mrclab("exec", name, "p0-leaf0", "--", "ip", "-6", "route").stdout
     assert "proto static" in routes and "proto bgp" not in routes
+    # A static switch's routes go in through vtysh, one transaction: staticd reading them from
+    # its own file commits each line alone (quadratic: a 192-switch lab never converged).
+    node_dir = STATE / name / "nodes" / "p0-leaf0"
+    assert "ipv6 route" not in (node_dir / "staticd.conf").read_text()
+    generated = route_lines(mrclab("deploy", lab_file_of(name), "--frr-config", "p0-leaf0").stdout)
+    assert len(generated) > 8 and running_route_lines(node_dir) == generated
+    # Restarted daemons get them again (switch_down reverted).
+    fault = json.loads(mrclab("fault", "apply", name, "switch_down", "p0-leaf0", "--json").stdout)["id"]
+    mrclab("fault", "revert", name, fault)
+    assert running_route_lines(node_dir) == generated
+    routes_after = mrclab("exec", name, "p0-leaf0", "--", "ip", "-6", "route").stdout
+    assert routes_after.count("proto static") == routes.count("proto static")
+
+
+def route_lines(config):
+    return sorted(line.strip() for line in config.splitlines() if line.strip().startswith("ipv6 route"))
+
+
+def running_route_lines(node_dir):
+    out = subprocess.run(["vtysh", "--config_dir", str(node_dir), "--vty_socket", str(node_dir),
+                          "-d", "staticd", "-c", "show running-config"],
+                         capture_output=True, text=True, check=True).stdout
+    return route_lines(out)
+
+
+def lab_file_of(name):
+    return inspect(name)["source"]
 
 
 def test_mixed_lab_with_explicit_nodes(deployed):
