@@ -33,14 +33,10 @@ uint8_t* MemoryRegistry::Within(const Entry& e, uint64_t va, uint64_t length) {
   return e.base + off;
 }
 
-const uint8_t* MemoryRegistry::ResolveLocal(uint32_t lkey, uint64_t va, uint64_t length) const {
+MemoryRegistry::LocalBytes MemoryRegistry::ResolveLocal(uint32_t lkey, uint64_t va, uint64_t length) const {
   const Entry* e = by_lkey_.Find(lkey);
-  return e ? Within(*e, va, length) : nullptr;
-}
-
-bool MemoryRegistry::ZeroFilled(uint32_t lkey) const {
-  const Entry* e = by_lkey_.Find(lkey);
-  return e && (e->access & kZeroFilled);
+  if (!e) return {};
+  return {Within(*e, va, length), (e->access & kZeroFilled) != 0};
 }
 
 uint8_t* MemoryRegistry::ResolveRemoteWrite(uint32_t rkey, uint64_t va, uint64_t length) const {

@@ -28,11 +28,14 @@ class MemoryRegistry {
   explicit MemoryRegistry(Rng* rng) : rng_(rng) {}
   MemoryRegion Register(std::span<uint8_t> buffer, uint32_t access);
   bool Deregister(uint32_t lkey);
-  // Pointer to [va, va+length) inside the region, or nullptr if out of bounds/unknown.
-  const uint8_t* ResolveLocal(uint32_t lkey, uint64_t va, uint64_t length) const;
+  // [va, va+length) inside lkey's region (data nullptr if out of bounds or unknown), and
+  // whether the region was registered kZeroFilled: one lookup per posted Write.
+  struct LocalBytes {
+    const uint8_t* data = nullptr;
+    bool zero_filled = false;
+  };
+  LocalBytes ResolveLocal(uint32_t lkey, uint64_t va, uint64_t length) const;
   uint8_t* ResolveRemoteWrite(uint32_t rkey, uint64_t va, uint64_t length) const;
-  // Whether lkey's region was registered kZeroFilled.
-  bool ZeroFilled(uint32_t lkey) const;
 
  private:
   struct Entry {

@@ -46,12 +46,12 @@ void Qp::Connect(uint32_t remote_qpn, uint32_t remote_initial_psn) {
 PostResult Qp::PostWrite(const WriteRequest& wr) {
   if (state_ != QpState::kReadyToSend) return PostResult::kNotReady;
   if (wrs_.size() >= config_.max_send_wr) return PostResult::kQueueFull;
-  const uint8_t* local = memory_->ResolveLocal(wr.lkey, wr.local_addr, wr.length);
-  if (!local && wr.length > 0) return PostResult::kBadLocalKey;
+  const MemoryRegistry::LocalBytes local = memory_->ResolveLocal(wr.lkey, wr.local_addr, wr.length);
+  if (!local.data && wr.length > 0) return PostResult::kBadLocalKey;
   SendWr s;
   s.req = wr;
-  s.local = local;
-  s.zero_filled = memory_->ZeroFilled(wr.lkey);
+  s.local = local.data;
+  s.zero_filled = local.zero_filled;
   wrs_.push_back(s);
   ++next_msg_seq_;
   return PostResult::kOk;
