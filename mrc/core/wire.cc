@@ -186,10 +186,13 @@ size_t Encode(const Packet& p, std::span<uint8_t> out, ZeroRun* elided) {
     w.Zeros(pad);
   }
   const size_t stored = static_cast<size_t>(w.pos() - out.data());
-  const uint32_t icrc = elide ? ComputeIcrc(out.first(run_at), zeros.bytes, out.subspan(run_at, stored - run_at))
-                              : ComputeIcrc(out.first(stored));
+  // The ICRC covers the run left out as zeros (none left out: an empty run at the end), as Decode.
+  const ZeroRun left_out = elide ? ZeroRun{static_cast<uint32_t>(run_at), zeros.bytes}
+                                 : ZeroRun{static_cast<uint32_t>(stored), 0};
+  const uint32_t icrc =
+      ComputeIcrc(out.first(left_out.at), left_out.bytes, out.subspan(left_out.at, stored - left_out.at));
   for (int i = 0; i < 4; ++i) w.U8(static_cast<uint8_t>(icrc >> (8 * i)));
-  if (elided) *elided = elide ? ZeroRun{static_cast<uint32_t>(run_at), zeros.bytes} : ZeroRun{};
+  if (elided) *elided = elide ? left_out : ZeroRun{};
   return total;
 }
 
