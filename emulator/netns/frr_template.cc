@@ -243,6 +243,7 @@ void ApplyFrrConfigs(const ResolvedLab& lab, const LabPaths& paths, const std::m
     for (const ResolvedNode* node : these)
       commands.push_back(EnterCommand(ToolsOf(lab.name, *node), paths.NodeDir(node->name), {}));
     const std::vector<CommandResult> entered = RunAllAndWait(commands, parallel);
+    ThrowIfInterrupted();  // Ctrl-C reaches vtysh too: what it left undone is no refusal
     for (size_t i = 0; i < these.size(); ++i) {
       const std::string complaint = Complaint(entered[i]);
       if (complaint.empty()) continue;
