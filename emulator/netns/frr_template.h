@@ -38,8 +38,9 @@ std::string FrrTemplateVariables(const ResolvedLab& lab, const ResolvedNode& nod
 // Writes each switch's text (node -> its configuration) to its node directory's frr.conf and
 // enters it into the switch's running daemons (vty sockets there) with the switch's vtysh,
 // `parallel` switches at a time: vtysh waits for each line's reply (a leaf's 2,056 static
-// routes: 1.1 s, mostly waiting), saying after each round how many are done. Throws Interrupted between rounds on Ctrl-C, and LabError
-// naming the field, the line and FRR's message when a daemon refuses a command.
+// routes: 1.1 s, mostly waiting). Says after each round how many are done. Throws Interrupted
+// on Ctrl-C, and LabError naming the field, the line and FRR's message when a daemon refuses
+// a command.
 void ApplyFrrConfigs(const ResolvedLab& lab, const LabPaths& paths, const std::map<std::string, std::string>& configs,
                      const std::map<std::string, std::vector<std::string>>& daemons_of, int parallel,
                      const std::function<void(size_t done)>& on_progress);

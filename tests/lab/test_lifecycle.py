@@ -103,8 +103,9 @@ def test_static_routing_lab(deployed):
     fault = json.loads(mrclab("fault", "apply", name, "switch_down", "p0-leaf0", "--json").stdout)["id"]
     mrclab("fault", "revert", name, fault)
     assert running_route_lines(node_dir) == generated
-    routes_after = mrclab("exec", name, "p0-leaf0", "--", "ip", "-6", "route").stdout
-    assert routes_after.count("proto static") == routes.count("proto static")
+    installed = routes.count("proto static")
+    wait_for(lambda: mrclab("exec", name, "p0-leaf0", "--", "ip", "-6", "route").stdout.count("proto static")
+             == installed, timeout=30, what=f"p0-leaf0's {installed} static routes back in its kernel")
 
 
 def route_lines(config):
