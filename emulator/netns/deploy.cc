@@ -198,13 +198,6 @@ nlohmann::json DeployReport::ToJson() const {
             {"spine_paths_proven", spine_paths}}}};
 }
 
-size_t StaticNextHops(const ResolvedLab& lab) {
-  size_t n = 0;
-  for (const ResolvedNode* sw : lab.Switches())
-    for (const Route& route : sw->routes) n += route.next_hops.size();
-  return n;
-}
-
 MemoryEstimate EstimateMemory(const ResolvedLab& lab) {
   MemoryEstimate e;
   // Measured on Debian FRR 8.4 (README): 13.3 MiB RSS per daemon, plus namespace overhead.
@@ -214,7 +207,9 @@ MemoryEstimate EstimateMemory(const ResolvedLab& lab) {
   // Each next hop of a static route: staticd's and zebra's copies and the kernel's (measured on
   // FRR 8.4: a leaf's 2,056 took 11.4 MiB in staticd and 3.7 MiB in zebra). They grow as
   // switches x links: labs/clos8-1k.yaml has 4.4 M, 34 GiB.
-  e.needed += StaticNextHops(lab) * 8 * 1024;
+  for (const ResolvedNode* sw : lab.Switches())
+    for (const Route& route : sw->routes) e.static_next_hops += route.next_hops.size();
+  e.needed += e.static_next_hops * 8 * 1024;
   // A VM host: its memory (TCG touches all of it) and qemu's own (vm_qemu.h).
   const uint64_t vm_overhead_mib = VmOverheadMib(VmAccel());
   for (const ResolvedNode* host : lab.Hosts())
@@ -257,7 +252,7 @@ void RefuseIfTooLargeForThisMachine(const ResolvedLab& lab) {
                       std::to_string(mem.needed / kMiB) + " MiB, " +
                       std::to_string(mem.available / kMiB) + " MiB available (" +
                       std::to_string(lab.Switches().size()) + " switches" +
-                      (StaticNextHops(lab) ? ", " + std::to_string(StaticNextHops(lab)) + " static route next hops" : "") +
+                      (mem.static_next_hops ? ", " + std::to_string(mem.static_next_hops) + " static route next hops" : "") +
                       "); simulate it instead: "
                       "mrclab drill SCENARIO --backend ns3");
 }

@@ -42,10 +42,9 @@ struct DeployReport {
 // Memory a lab needs, in bytes (FRR daemons dominate), and what the machine has available.
 struct MemoryEstimate {
   uint64_t needed = 0, available = 0;
+  size_t static_next_hops = 0;  // of the switches' static routes (one staticd line each), counted in `needed`
 };
 MemoryEstimate EstimateMemory(const ResolvedLab& lab);
-// The next hops of the switches' static routes: one line each for staticd.
-size_t StaticNextHops(const ResolvedLab& lab);
 
 // Checks that need no changes: root, FRR installed, lab not deployed, names free, memory.
 void Preflight(const ResolvedLab& lab);

@@ -141,7 +141,7 @@ int CheckDeploy(const std::string& file, bool json_out) {
   if (json_out) {
     std::cout << json{{"lab", lab.name}, {"switches", lab.Switches().size()}, {"hosts", lab.Hosts().size()},
                       {"links", lab.links.size()}, {"planes", lab.planes}, {"memory_needed_bytes", memory.needed},
-                      {"memory_available_bytes", memory.available}, {"static_route_next_hops", nx::StaticNextHops(lab)},
+                      {"memory_available_bytes", memory.available}, {"static_route_next_hops", memory.static_next_hops},
                       {"own_frr_configs", own_configs},
                       {"container_switches", images.reference.size()}}.dump(2)
               << "\n";
