@@ -238,13 +238,13 @@ void Preflight(const ResolvedLab& lab) {
     if (NetnsExists(node.netns))
       throw InputError("network namespace '" + node.netns +
                         "' already exists and is not part of a deployed lab; remove it or rename the lab");
+  RefuseIfNotEmulatable(lab);
+}
+
+void RefuseIfNotEmulatable(const ResolvedLab& lab) {
   if (lab.link_delay_ns)
     throw InputError(lab.source + ": link_delay: an emulated lab's links have the kernel's veth latency; the delay "
                       "is simulation only (mrclab drill SCENARIO --backend ns3), or remove link_delay");
-  RefuseIfTooLargeForThisMachine(lab);
-}
-
-void RefuseIfTooLargeForThisMachine(const ResolvedLab& lab) {
   MemoryEstimate mem = EstimateMemory(lab);
   const uint64_t reserve = 1024 * kMiB;
   if (mem.available < mem.needed + reserve)
@@ -258,7 +258,7 @@ void RefuseIfTooLargeForThisMachine(const ResolvedLab& lab) {
 }
 
 ResolvedLab ResolveForEmulation(const LabSpec& spec) {
-  RefuseIfTooLargeForThisMachine(Resolve(spec, {.routes = false}));
+  RefuseIfNotEmulatable(Resolve(spec, {.routes = false}));
   return Resolve(spec);
 }
 

@@ -48,10 +48,11 @@ MemoryEstimate EstimateMemory(const ResolvedLab& lab);
 
 // Checks that need no changes: root, FRR installed, lab not deployed, names free, memory.
 void Preflight(const ResolvedLab& lab);
-// Throws InputError (with a pointer to the simulator) when the lab needs more memory than this
-// machine has available (EstimateMemory, 1 GiB kept in reserve).
-void RefuseIfTooLargeForThisMachine(const ResolvedLab& lab);
-// The plan of a lab file for an emulated lab. One too large for this machine is refused before
+// Throws InputError (with a pointer to the simulator) when the lab has what only a simulation
+// has (link_delay) or needs more memory than this machine has available (EstimateMemory, 1 GiB
+// kept in reserve).
+void RefuseIfNotEmulatable(const ResolvedLab& lab);
+// The plan of a lab file for an emulated lab. One that cannot be emulated is refused before
 // its routes are planned: they grow as switches x links, past any machine's memory at 131,072
 // hosts (`mrclab deploy labs/clos8-128k.yaml` was killed for memory after 100 s).
 ResolvedLab ResolveForEmulation(const LabSpec& spec);

@@ -163,6 +163,23 @@ def test_check_refuses_a_job_this_machine_cannot_hold(tmp_path):
     assert "use smaller sizes, fewer hosts, or payload: virtual" in out.stderr
 
 
+def test_a_drill_refuses_a_simulation_only_lab_before_it_starts(tmp_path):
+    """A lab with link_delay can only be simulated: an emulated drill on it (and its --check) is
+    refused in one line naming the lab file's field, before a run directory or anything else is
+    made; the same scenario with --backend ns3 is valid."""
+    lab = write(tmp_path, "name: t-delay\n" + CLOS + "link_delay: 3us\n", "delay-lab.yaml")
+    scenario = write(tmp_path, f"name: t-delay\nlab: {lab}\njob: {{collectives: [{{kind: all_reduce, size: 64KiB}}]}}\n"
+                               "transports: [mrc]\n", "delay.yaml")
+    for args in (["--check"], ["--metrics", "off", "--out", tmp_path / "runs"]):
+        out = mrclab("drill", scenario, *args, check=False)
+        assert out.returncode == 2 and out.stdout == "", out.stdout
+        assert out.stderr.strip() == (
+            f"mrclab: error: {lab}: link_delay: an emulated lab's links have the kernel's veth latency; the delay is "
+            "simulation only (mrclab drill SCENARIO --backend ns3), or remove link_delay")
+    assert not (tmp_path / "runs").exists() and not namespaces_of("t-delay")
+    assert mrclab("drill", scenario, "--check", "--backend", "ns3").returncode == 0
+
+
 def test_capacity_check_refuses_a_step_this_machine_cannot_finish(tmp_path):
     """The capacity model: a step needing more of this machine's forwarding than the watchdog
     allows is refused (with what would fit) by --check and by the drill, before anything is
