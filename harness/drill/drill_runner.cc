@@ -206,7 +206,8 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
       backend->CollectLogs(recorder);
     } catch (const std::exception&) {
     }
-    std::fprintf(stderr, "mrclab: drill: aborted; its events and FRR logs are in %s\n", recorder.dir().c_str());
+    std::fprintf(stderr, "mrclab: drill: aborted; its events%s are in %s\n",
+                 backend->kind() == emulator::BackendKind::kNetns ? " and FRR logs" : "", recorder.dir().c_str());
     if (prepare && !o.keep_lab) backend->Release();
     throw;
   }

@@ -1,6 +1,7 @@
 #include "harness/drill/fault_plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -202,11 +203,15 @@ FaultPlan PlanFaults(const Scenario& scenario, const ResolvedLab& lab) {
 }
 
 nlohmann::json FaultPlan::ToJson() const {
+  // Whole nanoseconds: a window's end is its start plus a duration, which in binary floating
+  // point would print as 0.034999999999999996 s.
+  auto seconds = [](double s) { return std::round(s * 1e9) / 1e9; };
   nlohmann::json out = nlohmann::json::array();
   for (const auto& f : faults) {
     nlohmann::json windows = nlohmann::json::array();
     for (const auto& w : f.windows)
-      windows.push_back({{"apply", w.apply}, {"revert", w.revert == kUntilEnd ? nlohmann::json(nullptr) : nlohmann::json(w.revert)}});
+      windows.push_back({{"apply", seconds(w.apply)},
+                         {"revert", w.revert == kUntilEnd ? nlohmann::json(nullptr) : nlohmann::json(seconds(w.revert))}});
     out.push_back({{"index", f.index}, {"kind", ToString(f.kind)}, {"description", f.description}, {"windows", windows}});
   }
   return out;

@@ -201,6 +201,13 @@ TEST(FaultPlan, NamedTargetsAndFlapWindows) {
   EXPECT_DOUBLE_EQ(plan.end_seconds, 6.0);
 }
 
+TEST(FaultPlan, JsonWindowsAreWholeNanoseconds) {
+  // 0.005 + 0.03 is 0.034999999999999996 in binary floating point; result.json says 0.035.
+  Scenario s = Parse("faults:\n  - {at: 5ms, kind: switch_down, target: p1-spine1, duration: 30ms}\n");
+  const nlohmann::json windows = PlanFaults(s, Clos2()).ToJson()[0]["windows"];
+  EXPECT_EQ(windows.dump(), R"([{"apply":0.005,"revert":0.035}])");
+}
+
 TEST(FaultPlan, SelectorsAreSeededAndRespectPlaneAndCount) {
   Scenario s = Parse("seed: 4\nfaults:\n  - {at: 1s, kind: blackhole, target: {select: leaf_spine_link, plane: 1, count: 2}}\n");
   const auto lab = Clos2();
