@@ -19,9 +19,9 @@ def mrclab(*args, timeout=600):
     return subprocess.run([MRCLAB, *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 
-def scenario(tmp_path):
-    path = tmp_path / "tiny.yaml"
-    path.write_text(f"name: tiny\nlab: {LAB}\nseed: 5\n"
+def scenario(tmp_path, name="tiny", backend=""):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(f"name: {name}\nlab: {LAB}\nseed: 5\n" + (f"backend: {backend}\n" if backend else "") +
                     "job:\n  hosts: all\n  collectives: [{kind: all_reduce, size: 128KiB}]\n  compute: 5ms\n"
                     "  step_timeout: 2s\n  warmup_steps: 1\n  baseline_steps: 4\n  tail_steps: 4\n"
                     "transports:\n  - {name: mrc, transport: mrc, ev_mode: srv6, evs: 16}\n"
@@ -71,6 +71,22 @@ def test_the_same_lab_is_no_regression(tmp_path):
     assert v["verdict"] == "pass" and v["scenarios"][0]["runs_per_lab"] == 3  # nothing looked worse
     figures = v["scenarios"][0]["figures"]
     assert figures and all(f["verdict"] == "same" and f["baseline"] == f["candidate"] for f in figures)
+
+
+def test_a_scenario_meant_for_simulation_is_validated_in_simulation(tmp_path):
+    """Without --backend, the scenarios' backend: key decides, as it does for drill; scenarios
+    that ask for different backends are refused (exit 2) before anything runs."""
+    sim = scenario(tmp_path, "sim", backend="ns3")
+    proc = mrclab("validate", "--baseline", LAB, "--candidate", LAB, sim, "--runs", "2", "--out", tmp_path / "v",
+                  "--json", "-q")
+    assert proc.returncode == 0, proc.stderr
+    v = json.loads(proc.stdout)
+    assert v["backend"] == "ns3" and v["verdict"] == "pass"
+    proc = mrclab("validate", "--baseline", LAB, "--candidate", LAB, sim, scenario(tmp_path), "--out", tmp_path / "w")
+    assert proc.returncode == 2 and not (tmp_path / "w").exists()
+    assert proc.stderr.strip() == (f"mrclab validate: error: --backend: the scenarios are meant for different backends "
+                                   f"({sim}: ns3, {tmp_path / 'tiny.yaml'}: netns); give --backend, or validate them "
+                                   "separately")
 
 
 def test_python_api(tmp_path):

@@ -66,8 +66,9 @@ def parse(argv):
                                                              "validation, at most (default 0.01)")
     p.add_argument("--min-change", type=float, default=20.0, metavar="PERCENT",
                    help="smallest shift, in percent of the baseline median, that counts (default 20)")
-    p.add_argument("--backend", choices=["netns", "ns3"], help="netns (emulated labs, the default) or ns3 "
-                                                               "(simulated; deterministic per seed)")
+    p.add_argument("--backend", choices=["netns", "ns3"], help="netns (emulated labs) or ns3 (simulated; "
+                                                               "deterministic per seed). Default: the scenarios' "
+                                                               "backend key, else netns")
     p.add_argument("--out", default=None, metavar="DIR",
                    help="output directory (default runs/<time>-validate)")
     p.add_argument("--json", action="store_true", help="print validation.json instead of the summary")
@@ -122,6 +123,7 @@ def _inconclusive(runs, judgements, first_runs, alpha):
 
 def validate(a, progress):
     """Runs everything; returns the validation (a dict) with its verdict and exit status."""
+    a.backend = a.backend or runner.declared_backend(a.scenarios)
     sides = [runner.Side("baseline", a.baseline), runner.Side("candidate", a.candidate)]
     deployed = set() if a.backend == "ns3" else runner.deployed_labs()
     for side in sides:

@@ -92,6 +92,26 @@ def deployed_labs():
     return {lab["lab"] for lab in json.loads(out or "[]")}
 
 
+def declared_backend(scenarios):
+    """The backend the scenario files ask for with their `backend:` key (None: netns, the
+    default), when --backend does not say; raises ValidateError when they ask for different
+    ones. A file that cannot be read as YAML counts as netns here: drill --check names its fault."""
+    import yaml
+    wanted = {}
+    for scenario in scenarios:
+        try:
+            doc = yaml.safe_load(Path(scenario).read_text())
+        except (yaml.YAMLError, OSError, UnicodeDecodeError):
+            doc = None
+        backend = doc.get("backend") if isinstance(doc, dict) else None
+        wanted[str(scenario)] = backend if backend in ("netns", "ns3") else "netns"
+    if len(set(wanted.values())) > 1:
+        raise ValidateError("--backend: the scenarios are meant for different backends (" +
+                            ", ".join(f"{s}: {b}" for s, b in wanted.items()) +
+                            "); give --backend, or validate them separately")
+    return "ns3" if "ns3" in wanted.values() else None
+
+
 def resolve(side, backend, deployed):
     """Fills side.file and side.name (ns3: the name comes with the scenario check, as deploy
     --check needs root); raises ValidateError naming the option."""
