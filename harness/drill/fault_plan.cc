@@ -106,12 +106,40 @@ class Planner {
     return Pick(out, "plane");
   }
 
-  void Host(const std::string& name, const std::string& sub) {
+  // A host of the lab that the job runs on: ev_deny and port_disable act on the job's QPs
+  // there, and on any other host would touch nothing.
+  void JobHost(const std::string& name, const std::string& sub) {
     try {
       LabHost(lab_, name);
     } catch (const std::exception& e) {
       Fail(e.what(), sub);
     }
+    std::vector<std::string> lab_hosts;
+    for (const ResolvedNode* h : lab_.Hosts()) lab_hosts.push_back(h->name);
+    const std::vector<std::string> job = JobHosts(s_, lab_hosts);
+    if (std::find(job.begin(), job.end(), name) != job.end()) return;
+    std::string listed;  // the job's hosts, when they are few enough to read
+    for (const std::string& h : job) listed += ", " + h;
+    Fail(name + " is not one of the job's " + std::to_string(job.size()) + " hosts (job.hosts" +
+             (job.size() <= 8 ? ": " + listed.substr(2) : std::string()) + "): the fault would touch no queue pair",
+         sub);
+  }
+
+  // ev_deny's EVs must be ones a transport of the job sprays over (EVs 0 .. evs-1), and its two
+  // hosts must have a queue pair between them.
+  void CheckEvDeny(const PlannedFault::EvDeny& d) {
+    if (d.evs.empty()) Fail("ev_deny needs evs: [..]", "target.evs");
+    int most = 0;
+    for (const TransportSpec& t : s_.transports)
+      if (t.stack == TransportStack::kModel) most = std::max(most, t.evs);
+    for (int e : d.evs)
+      if (e >= most)
+        Fail("EV " + std::to_string(e) + " is not one the job uses (its transports spray over EVs 0-" +
+                 std::to_string(most - 1) + ": transports[].evs)",
+             "target.evs");
+    if (d.from == d.to && s_.job.ranks_per_host == 1)
+      Fail("the same host as from, where one rank runs (job.ranks_per_host: 1): no queue pair joins them",
+           "target.to");
   }
 
   PlannedFault Plan(int index) {
@@ -151,15 +179,15 @@ class Planner {
       }
       if (f_.kind == FaultKind::kFlap) p.description = "flap x" + std::to_string(f_.count) + ": " + p.description;
     } else if (f_.kind == FaultKind::kEvDeny) {
-      Host(f_.target.from, "target.from");
-      Host(f_.target.to, "target.to");
+      JobHost(f_.target.from, "target.from");
+      JobHost(f_.target.to, "target.to");
       p.ev_deny = PlannedFault::EvDeny{f_.target.from, f_.target.to, f_.target.evs};
-      if (p.ev_deny->evs.empty()) Fail("ev_deny needs evs: [..]", "target.evs");
+      CheckEvDeny(*p.ev_deny);
       std::string evs;
       for (int e : p.ev_deny->evs) evs += (evs.empty() ? "" : ",") + std::to_string(e);
       p.description = "ev_deny " + f_.target.from + "->" + f_.target.to + " EVs " + evs;
     } else {  // port_disable
-      Host(f_.target.host, "target.host");
+      JobHost(f_.target.host, "target.host");
       if (*f_.target.plane >= lab_.planes) Fail("plane " + std::to_string(*f_.target.plane) + " is not in the lab", "target.plane");
       p.port_disable = PlannedFault::PortDisable{f_.target.host, *f_.target.plane};
       p.description = "port_disable " + f_.target.host + " plane " + std::to_string(*f_.target.plane);

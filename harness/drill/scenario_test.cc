@@ -260,5 +260,36 @@ TEST(FaultPlan, BadTargetsNameTheField) {
             std::string::npos);
 }
 
+TEST(FaultPlan, ControllerFaultsMustReachTheJobsQueuePairs) {
+  // On 8 hosts, hosts: 4 is host0, host2, host4, host6.
+  auto error = [](const std::string& fault, const std::string& job = "") {
+    try {
+      PlanFaults(ParseScenarioText("name: t\nlab: some-lab\njob: {hosts: 4, collectives: [{kind: all_reduce, size: "
+                                   "1MiB}]" + job + "}\ntransports: [{name: m, transport: mrc, evs: 16}]\n"
+                                   "faults:\n  - " + fault + "\n",
+                                   "s.yaml", "."),
+                 Clos2());
+    } catch (const ScenarioError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("{at: 1s, kind: ev_deny, target: {from: host0, to: host2, evs: [0, 15]}}"), "no error");
+  EXPECT_EQ(error("{at: 1s, kind: ev_deny, target: {from: host0, to: host2, evs: [16]}}"),
+            "s.yaml: faults[0].target.evs: EV 16 is not one the job uses (its transports spray over EVs 0-15: "
+            "transports[].evs)");
+  EXPECT_EQ(error("{at: 1s, kind: ev_deny, target: {from: host0, to: host1, evs: [1]}}"),
+            "s.yaml: faults[0].target.to: host1 is not one of the job's 4 hosts (job.hosts: host0, host2, host4, "
+            "host6): the fault would touch no queue pair");
+  EXPECT_NE(error("{at: 1s, kind: port_disable, target: {host: host3, plane: 0}}").find("faults[0].target.host: host3 "
+                                                                                       "is not one of the job's"),
+            std::string::npos);
+  EXPECT_NE(error("{at: 1s, kind: ev_deny, target: {from: host2, to: host2, evs: [1]}}").find("target.to: the same "
+                                                                                             "host as from"),
+            std::string::npos);
+  EXPECT_EQ(error("{at: 1s, kind: ev_deny, target: {from: host2, to: host2, evs: [1]}}", ", ranks_per_host: 2"),
+            "no error");
+}
+
 }  // namespace
 }  // namespace mrclab::harness
