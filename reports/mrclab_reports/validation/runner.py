@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 from mrclab_reports import rundir
 
 
@@ -96,7 +98,6 @@ def declared_backend(scenarios):
     """The backend the scenario files ask for with their `backend:` key (None: netns, the
     default), when --backend does not say; raises ValidateError when they ask for different
     ones. A file that cannot be read as YAML counts as netns here: drill --check names its fault."""
-    import yaml
     wanted = {}
     for scenario in scenarios:
         try:
