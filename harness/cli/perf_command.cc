@@ -52,12 +52,13 @@ void PrintResult(const mrc::PerfResult& r) {
               r.latency_us_p50, r.latency_us_p90, r.latency_us_p99, r.latency_us_max,
               static_cast<unsigned long long>(r.retransmissions),
               static_cast<unsigned long long>(r.rto_fired), r.cpu_seconds_per_gb);
-  std::printf("%4s %5s %-12s %10s %8s %8s\n", "EV", "PLANE", "STATE", "TX", "RETX", "LOSSES");
+  // LOSSES: packets declared lost on the EV; SPURIOUS: of those, the ones that arrived after all.
+  std::printf("%4s %5s %-12s %10s %8s %8s %8s\n", "EV", "PLANE", "STATE", "TX", "RETX", "LOSSES", "SPURIOUS");
   for (const auto& ev : r.evs)
-    std::printf("%4u %5d %-12s %10llu %8llu %8llu\n", ev.id, ev.plane, ev.state.c_str(),
+    std::printf("%4u %5d %-12s %10llu %8llu %8llu %8llu\n", ev.id, ev.plane, ev.state.c_str(),
                 static_cast<unsigned long long>(ev.tx_data),
                 static_cast<unsigned long long>(ev.tx_retransmits),
-                static_cast<unsigned long long>(ev.losses));
+                static_cast<unsigned long long>(ev.losses), static_cast<unsigned long long>(ev.spurious_losses));
   if (!r.ok) std::fprintf(stderr, "mrclab: perf failed: %s\n", r.error.c_str());
 }
 

@@ -268,6 +268,7 @@ PerfResult RunPerf(const PerfConfig& c) {
       e.tx_probes = s.counters.tx_probes;
       e.rx_packets = s.counters.rx_packets;
       e.losses = s.counters.losses;
+      e.spurious_losses = s.counters.spurious_losses;
       if (s.id < server_evs.size()) {
         e.server_tx_acks = server_evs[s.id].counters.tx_acks;
         e.server_rx_packets = server_evs[s.id].counters.rx_packets;
@@ -290,7 +291,7 @@ nlohmann::json PerfResult::ToJson() const {
   for (const auto& e : evs)
     evs_json.push_back({{"id", e.id}, {"plane", e.plane}, {"state", e.state}, {"tx_data", e.tx_data},
                         {"tx_retransmits", e.tx_retransmits}, {"tx_probes", e.tx_probes},
-                        {"rx_packets", e.rx_packets}, {"losses", e.losses}, {"server_tx_acks", e.server_tx_acks},
+                        {"rx_packets", e.rx_packets}, {"losses", e.losses}, {"spurious_losses", e.spurious_losses}, {"server_tx_acks", e.server_tx_acks},
                         {"server_rx_packets", e.server_rx_packets}});
   auto io = [](const AsioEndpointStats& s) {
     return nlohmann::json{{"rx_datagrams", s.rx_datagrams}, {"rx_syscalls", s.rx_syscalls},

@@ -65,6 +65,7 @@ struct PerfEvResult {
   int plane = 0;
   std::string state;
   uint64_t tx_data = 0, tx_retransmits = 0, tx_probes = 0, rx_packets = 0, losses = 0;
+  uint64_t spurious_losses = 0;  // of `losses`: the copy declared lost arrived after all
   uint64_t server_tx_acks = 0, server_rx_packets = 0;  // the server's side of the same EV
 };
 
