@@ -35,9 +35,7 @@ int Check(const Scenario& s, const DrillArgs& a) {
   const std::string backend(ToString(kind));
   const emulator::ResolvedLab plan = DrillLabPlan(s, a.options);
   const FaultPlan faults = PlanFaults(s, plan);
-  std::vector<std::string> lab_hosts;
-  for (const auto* h : plan.Hosts()) lab_hosts.push_back(h->name);
-  const size_t job_hosts = JobHosts(s, lab_hosts).size();
+  const size_t job_hosts = JobHosts(s, plan).size();
   const std::vector<TransportFootprint> jobs = CheckJobResources(s, plan, kind);
   if (kind == emulator::BackendKind::kNetns) CheckNetnsFaultTools(s);
   // A real-time lab: what the job asks of this machine (measured once, then cached).

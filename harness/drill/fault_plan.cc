@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -18,8 +19,12 @@ using emulator::FaultKind;
 
 class Planner {
  public:
-  Planner(const Scenario& s, const ResolvedLab& lab, const FaultSpec& f)
-      : s_(s), lab_(lab), f_(f), rng_(s.seed * 1000003 + f.field.size() * 7919 + f.at * 1000) {}
+  // `job_hosts`: the job's hosts, shared by every fault of the plan; computed by the first
+  // fault that needs them.
+  Planner(const Scenario& s, const ResolvedLab& lab, const FaultSpec& f,
+          std::optional<std::vector<std::string>>& job_hosts)
+      : s_(s), lab_(lab), f_(f), job_hosts_(job_hosts),
+        rng_(s.seed * 1000003 + f.field.size() * 7919 + f.at * 1000) {}
 
   [[noreturn]] void Fail(const std::string& reason, const std::string& sub = "target") const {
     throw ScenarioError(s_.file, f_.field + "." + sub, reason);
@@ -114,9 +119,8 @@ class Planner {
     } catch (const std::exception& e) {
       Fail(e.what(), sub);
     }
-    std::vector<std::string> lab_hosts;
-    for (const ResolvedNode* h : lab_.Hosts()) lab_hosts.push_back(h->name);
-    const std::vector<std::string> job = JobHosts(s_, lab_hosts);
+    if (!job_hosts_) job_hosts_ = JobHosts(s_, lab_);
+    const std::vector<std::string>& job = *job_hosts_;
     if (std::find(job.begin(), job.end(), name) != job.end()) return;
     std::string listed;  // the job's hosts, when they are few enough to read
     for (const std::string& h : job) listed += ", " + h;
@@ -215,6 +219,7 @@ class Planner {
   const Scenario& s_;
   const ResolvedLab& lab_;
   const FaultSpec& f_;
+  std::optional<std::vector<std::string>>& job_hosts_;
   std::mt19937_64 rng_;
 };
 
@@ -222,8 +227,9 @@ class Planner {
 
 FaultPlan PlanFaults(const Scenario& scenario, const ResolvedLab& lab) {
   FaultPlan plan;
+  std::optional<std::vector<std::string>> job_hosts;
   for (size_t i = 0; i < scenario.faults.size(); ++i) {
-    plan.faults.push_back(Planner(scenario, lab, scenario.faults[i]).Plan(static_cast<int>(i)));
+    plan.faults.push_back(Planner(scenario, lab, scenario.faults[i], job_hosts).Plan(static_cast<int>(i)));
     for (const Window& w : plan.faults.back().windows)
       plan.end_seconds = std::max(plan.end_seconds, w.revert == kUntilEnd ? w.apply : w.revert);
   }

@@ -41,9 +41,7 @@ uint32_t JobMtu(const Scenario& s, const emulator::ResolvedLab& lab) {
 JobConfig MakeJobConfig(const Scenario& s, const emulator::ResolvedLab& lab, const TransportSpec& t) {
   JobConfig c;
   c.label = t.name;
-  std::vector<std::string> lab_hosts;
-  for (const auto* h : lab.Hosts()) lab_hosts.push_back(h->name);
-  c.hosts = JobHosts(s, lab_hosts, &t);
+  c.hosts = JobHosts(s, lab, &t);
   c.ranks_per_host = s.job.ranks_per_host;
   c.transport = t.transport;
   c.stack = t.stack;

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "emulator/resolved_lab.h"
 #include "emulator/strict_yaml.h"
 #include "harness/drill/quantities.h"
 
@@ -461,6 +462,12 @@ std::vector<std::string> JobHosts(const Scenario& s, const std::vector<std::stri
   if (out.size() * static_cast<size_t>(s.job.ranks_per_host) < 2)
     throw ScenarioError(s.file, base, "a job needs at least 2 ranks: give 2 or more hosts, or ranks_per_host: 2");
   return out;
+}
+
+std::vector<std::string> JobHosts(const Scenario& s, const emulator::ResolvedLab& lab, const TransportSpec* transport) {
+  std::vector<std::string> lab_hosts;
+  for (const emulator::ResolvedNode* h : lab.Hosts()) lab_hosts.push_back(h->name);
+  return JobHosts(s, lab_hosts, transport);
 }
 
 }  // namespace mrclab::harness

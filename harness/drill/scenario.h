@@ -15,6 +15,10 @@
 #include "emulator/lab_spec.h"
 #include "harness/job/job_types.h"
 
+namespace mrclab::emulator {
+struct ResolvedLab;
+}
+
 namespace mrclab::harness {
 
 using ScenarioError = emulator::LabError;  // file: field: reason
@@ -120,6 +124,9 @@ Scenario ParseScenarioText(const std::string& text, const std::string& source, c
 // A transport with hosts of its own (TransportSpec::hosts) runs on those instead; errors then
 // name its field (transports[i].hosts).
 std::vector<std::string> JobHosts(const Scenario& s, const std::vector<std::string>& lab_hosts,
+                                  const TransportSpec* transport = nullptr);
+// The same on a resolved lab (its hosts in lab order).
+std::vector<std::string> JobHosts(const Scenario& s, const emulator::ResolvedLab& lab,
                                   const TransportSpec* transport = nullptr);
 
 extern const char* const kSloNames[];
