@@ -92,7 +92,12 @@ def test_a_lab_of_three_frrs_deploys_and_rides_through_faults_on_its_containers(
             return proc, json.loads(proc.stdout)
 
         proc, result = judged_drill(run)
-        assert result["verdict"] == "pass", proc.stdout[-3000:] + proc.stderr[-2000:]
+        # Never a fail on the fabric. Inconclusive only with the fidelity guard's reasons: three
+        # FRR versions in containers can keep both CPUs busy through a fault window here.
+        fidelity = result["emulation_fidelity"]
+        assert result["verdict"] in ("pass", "inconclusive"), (result["slos"], fidelity, proc.stderr[-2000:])
+        assert (result["verdict"] == "pass") == (fidelity["status"] == "ok"), (fidelity, result["not_tested"])
+        assert fidelity["status"] == "ok" or fidelity["reasons"], fidelity
         windows = [w for f in result["faults"] for w in f["windows"]]
         assert len(windows) == 4 and all(w.get("revert") is not None for w in windows), result["faults"]
         frr = result["versions"]["frr"]
