@@ -87,6 +87,15 @@ def test_study_help_and_bad_arguments(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr == "mrclab study: error: --hosts 100 is not a multiple of --hosts-per-leaf 32\n"
     assert not list(tmp_path.iterdir())  # nothing written
+    # A failure larger than a plane is refused (not shrunk to fit); not given, it fits the plane.
+    small = ("--hosts", "32", "--hosts-per-leaf", "8", "--spines", "3", "--job-hosts", "8", "--out", tmp_path)
+    proc = study("ride-through", "--failed-spines", "5", *small)
+    assert proc.returncode == 2
+    assert proc.stderr == "mrclab study: error: --failed-spines 5: must be 1 to the 3 spines of one plane\n"
+    proc = study("spraying", "--links", "13", *small)
+    assert proc.returncode == 2
+    assert proc.stderr == "mrclab study: error: --links 13: must be 1 to the 12 leaf-spine links of one plane\n"
+    assert not list(tmp_path.iterdir())
     proc = study("evs", "--smoke", "--min-active", "1,300%", "--out", tmp_path)
     assert proc.returncode == 2
     assert proc.stderr == "mrclab study: error: --min-active 1,300%: 300% is 24, outside 0..8 EVs\n"

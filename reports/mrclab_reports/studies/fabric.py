@@ -21,9 +21,10 @@ def add_arguments(p, failures=True):
     p.add_argument("--size", default="4MiB", help="the job's ring all-reduce per step (4MiB)")
     p.add_argument("--compute", default="1ms", help="the job's compute phase per step (1ms)")
     if failures:
-        p.add_argument("--links", type=int, default=8, help="leaf-spine links a link failure hits, in one plane (8)")
-        p.add_argument("--failed-spines", type=int, default=4,
-                       help="spines of one plane the spine failure takes down (4)")
+        p.add_argument("--links", type=int, default=None,
+                       help="leaf-spine links a link failure hits, in one plane (8, or all of a plane that has fewer)")
+        p.add_argument("--failed-spines", type=int, default=None,
+                       help="spines of one plane the spine failure takes down (4, or all of a plane that has fewer)")
     p.add_argument("--seeds", type=int, default=1,
                    help="run every row with this many seeds (seed, seed+1, ...); a cell then counts the runs "
                         "that rode through (1)")
@@ -86,6 +87,19 @@ def check(a):
         raise BadArguments(f"--hosts {a.hosts} is not a multiple of --hosts-per-leaf {a.hosts_per_leaf}")
     if not 2 <= a.job_hosts <= a.hosts:
         raise BadArguments(f"--job-hosts {a.job_hosts}: must be 2 to --hosts ({a.hosts})")
+    if hasattr(a, "failed_spines"):
+        a.links = counted(a.links, 8, "--links", leaves(a) * a.spines, "leaf-spine links")
+        a.failed_spines = counted(a.failed_spines, 4, "--failed-spines", a.spines, "spines")
+
+
+def counted(value, default, option, plane_has, what):
+    """How many of a plane's `what` a fault takes: `value` as given, 1 to what one plane has
+    (BadArguments naming the option otherwise); not given, `default` or all of a smaller plane's."""
+    if value is None:
+        return min(default, plane_has)
+    if not 1 <= value <= plane_has:
+        raise BadArguments(f"{option} {value}: must be 1 to the {plane_has} {what} of one plane")
+    return value
 
 
 def leaves(a):
@@ -133,7 +147,7 @@ def scenario(a, lab_path, seed, faults, transports, collective="all_reduce"):
 def failures(a):
     """(key, title, fault line): one failure each, 20 ms after the baseline steps, each in its own
     plane (plane k mod planes)."""
-    links, spines = min(a.links, leaves(a) * a.spines), min(a.failed_spines, a.spines)
+    links, spines = a.links, a.failed_spines  # as check() counted them
     p = [k % a.planes for k in range(6)]
     link = "{{select: leaf_spine_link, plane: {}, count: %d}}" % links
     return [

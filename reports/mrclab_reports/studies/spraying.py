@@ -23,8 +23,9 @@ TITLE = "Spraying against single path with k-way flow splitting: congestion, and
 def add_arguments(p):
     fabric.add_arguments(p, failures=False)
     fabric.add_split_arguments(p)  # as the collisions study: one job host per leaf
-    p.add_argument("--links", type=int, default=32,
-                   help="leaf-spine links of plane 0 the failed row takes down, drawn with the seed (32)")
+    p.add_argument("--links", type=int, default=None,
+                   help="leaf-spine links of plane 0 the failed row takes down, drawn with the seed "
+                        "(32, or all of a plane that has fewer)")
     p.add_argument("--degraded-rate", default="25Gbit",
                    help="the rate of every leaf-spine link of plane 0 in the degraded row (25Gbit of 100)")
 
@@ -39,14 +40,13 @@ def conditions(a):
     of plane 0 slower); some of those links down. The faults start 20 ms after the baseline steps
     and last 100 ms (about 50 steps), then the tail steps run without."""
     plane_links = fabric.leaves(a) * a.spines
-    links = min(a.links, plane_links)
     return [
         ("fault-free", "fault-free", []),
         (f"plane 0 at {a.degraded_rate}", f"plane 0 at\n{a.degraded_rate}",
          [f"{{at: 20ms, kind: rate, target: {{select: leaf_spine_link, plane: 0, count: {plane_links}}}, "
           f"rate: {a.degraded_rate}, duration: 100ms}}"]),
-        (f"{links} links of plane 0 down", f"{links} links\ndown",
-         [f"{{at: 20ms, kind: link_down, target: {{select: leaf_spine_link, plane: 0, count: {links}}}, "
+        (f"{a.links} links of plane 0 down", f"{a.links} links\ndown",
+         [f"{{at: 20ms, kind: link_down, target: {{select: leaf_spine_link, plane: 0, count: {a.links}}}, "
           "duration: 100ms}"]),
     ]
 
@@ -130,8 +130,7 @@ def run(a, work, out, jobs, quiet):
     fabric.check(a)
     if a.seeds != 1:
         raise BadArguments("--seeds: this study draws its links with one seed (--seed)")
-    if a.links < 1:
-        raise BadArguments(f"--links {a.links}: must be at least 1")
+    a.links = fabric.counted(a.links, 32, "--links", fabric.leaves(a) * a.spines, "leaf-spine links")
     cols = columns(a)
     collectives = fabric.collectives(a.collectives)
     lab = work / "fabric.yaml"
