@@ -105,6 +105,13 @@ class Parser {
     const YAML::Node root = LoadStrictYaml(text, source_);
     if (!root.IsMap()) Fail("(document)", std::string("expected a mapping, got ") + KindText(root));
 
+    // A scenario given where a lab file belongs: say so, rather than that job: is unknown.
+    if (!root["clos"] && !root["nodes"])
+      for (const char* scenario_key : {"job", "transports"})
+        if (root[scenario_key])
+          Fail(scenario_key, "this is a scenario, not a lab file: run it with `mrclab drill " + source_ +
+                                 "` (its lab: key names the lab)");
+
     LabSpec spec;
     spec.source = source_;
     auto keys = MapEntries(root, "", {"name", "clos", "routing", "link_rate", "link_delay", "mtu", "bfd_interval", "nodes", "links", "sysctls", "frr_config", "images", "runtimes"});

@@ -263,6 +263,12 @@ TEST(ParseLabErrorTest, ClosNumbersMustBePositiveIntegers) {
   ExpectFieldError("name: t\nclos: 3\n", "clos");
 }
 
+TEST(ParseLabErrorTest, AScenarioGivenAsALabSaysSo) {
+  const std::string why =
+      ExpectFieldError("name: s\nlab: clos2\njob: {collectives: [{kind: all_reduce}]}\n", "job");
+  EXPECT_NE(why.find("this is a scenario, not a lab file: run it with `mrclab drill t.yaml`"), std::string::npos) << why;
+}
+
 TEST(ParseLabTest, LinkDelay) {
   EXPECT_EQ(ParseDelay("1us"), 1000u);
   EXPECT_EQ(ParseDelay("2.5us"), 2500u);

@@ -353,6 +353,12 @@ std::string ResolveLab(const std::string& value, const std::string& base_dir) {
 
 Scenario ParseScenarioText(const std::string& text, const std::string& source, const std::string& base_dir) {
   const YAML::Node root = emulator::LoadStrictYaml(text, source);
+  // A lab file given where a scenario belongs: say so, rather than that clos: is unknown.
+  if (root.IsMap() && !root["job"] && !root["transports"])
+    for (const char* lab_key : {"clos", "nodes", "links"})
+      if (root[lab_key])
+        throw ScenarioError(source, lab_key, "this is a lab file, not a scenario: deploy it with `mrclab deploy " +
+                                                 source + "`, or name it in a scenario's lab: key");
   Fields f(source, "", root,
            {"name", "description", "lab", "backend", "seed", "job", "transports", "faults", "slos", "max_duration"});
   Scenario s;

@@ -100,6 +100,10 @@ TEST(Scenario, ErrorsNameFileFieldAndReason) {
   EXPECT_NE(ErrorOf(std::string(kBase) + "slos: []\n").find("s.yaml: slos: an empty list judges nothing"),
             std::string::npos);
   EXPECT_NE(ErrorOf("name: [\n").find("s.yaml: line"), std::string::npos);
+  // A lab file given as a scenario says what it is and what to do with it.
+  EXPECT_EQ(ErrorOf("name: t\nclos: {planes: 1}\n"),
+            "s.yaml: clos: this is a lab file, not a scenario: deploy it with `mrclab deploy s.yaml`, or name it in "
+            "a scenario's lab: key");
   // One strict reader: a second list of faults or a second document is an error, not ignored.
   EXPECT_EQ(ErrorOf(std::string(kBase) + "faults: []\nfaults: [{at: 1s, kind: link_down, target: x}]\n")
                 .rfind("s.yaml: faults: duplicate key", 0), 0u);
