@@ -6,6 +6,7 @@
 #include "emulator/errors.h"
 #include "emulator/netns/container_switch.h"
 #include "emulator/netns/deploy.h"
+#include "emulator/netns/drill_lock.h"
 #include "emulator/netns/frr_daemons.h"
 #include "emulator/netns/host_sysctls.h"
 #include "emulator/netns/lab_state.h"
@@ -105,6 +106,7 @@ DestroyReport Destroy(const std::string& lab_name) {
   std::error_code ec;
   fs::remove_all(paths.root, ec);
   if (ec) report.problems.push_back("remove " + paths.root + ": " + ec.message());
+  DrillLock::RemoveIfStale(lab_name);  // a killed drill's
   RestoreHostLimitsIfNoLab();
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;

@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -10,6 +11,7 @@
 #include <thread>
 
 #include "emulator/netns/deploy.h"
+#include "emulator/netns/drill_lock.h"
 #include "emulator/netns/faults.h"
 #include "emulator/netns/frr_daemons.h"
 #include "emulator/netns/frr_reload.h"
@@ -34,6 +36,13 @@ using Clock = std::chrono::steady_clock;
 
 bool IsDeployed(const std::string& name) { return emulator::PathExists(nx::LabPaths(name).lab_json); }
 
+std::string UtcClockTime() {  // "00:17:15 UTC"
+  const std::time_t now = std::time(nullptr);
+  char text[16];
+  std::strftime(text, sizeof text, "%H:%M:%S", std::gmtime(&now));
+  return std::string(text) + " UTC";
+}
+
 std::string FirstLine(const std::vector<std::string>& argv) {
   std::string out;
   if (nx::RunAndWait(argv, &out) != 0) return "unknown";
@@ -42,8 +51,8 @@ std::string FirstLine(const std::vector<std::string>& argv) {
 
 class NetnsBackend : public DrillBackend {
  public:
-  NetnsBackend(emulator::ResolvedLab plan, std::string text, bool deployed)
-      : plan_(std::move(plan)), text_(std::move(text)), reused_(deployed) {}
+  NetnsBackend(std::unique_ptr<nx::DrillLock> lock, emulator::ResolvedLab plan, std::string text, bool deployed)
+      : lock_(std::move(lock)), plan_(std::move(plan)), text_(std::move(text)), reused_(deployed) {}
   ~NetnsBackend() override { StopObserving(); }
 
   emulator::BackendKind kind() const override { return emulator::BackendKind::kNetns; }
@@ -189,6 +198,7 @@ class NetnsBackend : public DrillBackend {
   void CollectLogs(RunRecorder& recorder) override { recorder.CopyFrrLogs(nx::LabPaths(plan_.name).root); }
 
  private:
+  std::unique_ptr<nx::DrillLock> lock_;  // held while the drill lives: one drill per lab
   emulator::ResolvedLab plan_;
   std::string text_;      // lab file text, when the drill may deploy it
   bool reused_ = false;   // deployed before the drill: reuse, never destroy
@@ -251,10 +261,19 @@ std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& s, const std::str
   const NetnsLab found = FindNetnsLab(s, lab_override);
   const std::string& lab = found.reference;
   const std::string& field = found.field;
+  // One drill per lab, from before it is deployed or reused until the drill ends.
+  auto lock = [&](const std::string& name) {
+    try {
+      return std::make_unique<nx::DrillLock>(name, "mrclab drill " + s.file + " since " + UtcClockTime());
+    } catch (const emulator::InputError& e) {
+      throw ScenarioError(s.file, field, e.what());
+    }
+  };
   if (found.file_text) {
     const std::string& text = *found.file_text;
     emulator::ResolvedLab plan = PlanOf(emulator::ParseLabText(text, lab));
-    if (!IsDeployed(plan.name)) return std::make_unique<NetnsBackend>(std::move(plan), text, false);
+    auto held = lock(plan.name);
+    if (!IsDeployed(plan.name)) return std::make_unique<NetnsBackend>(std::move(held), std::move(plan), text, false);
     emulator::ResolvedLab running = nx::LoadDeployedLab(plan.name);
     auto plan_of = [](const emulator::ResolvedLab& l) {  // the plan, not where it was read from
       json j = l.ToJson();
@@ -264,11 +283,12 @@ std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& s, const std::str
     if (plan_of(running) != plan_of(plan))
       throw ScenarioError(s.file, field, "lab '" + plan.name + "' is deployed with a different plan than " + lab +
                                              "; destroy it (mrclab destroy " + plan.name + ") or name the deployed lab");
-    return std::make_unique<NetnsBackend>(std::move(running), "", true);
+    return std::make_unique<NetnsBackend>(std::move(held), std::move(running), "", true);
   }
+  auto held = lock(lab);
   if (nx::ReadLabJson(lab).value("state", "") != "ready")
     throw ScenarioError(s.file, field, "lab '" + lab + "' is not ready (mrclab list)");
-  return std::make_unique<NetnsBackend>(nx::LoadDeployedLab(lab), "", true);
+  return std::make_unique<NetnsBackend>(std::move(held), nx::LoadDeployedLab(lab), "", true);
 }
 
 }  // namespace mrclab::harness

@@ -92,6 +92,7 @@ def assert_nothing_left(name, pids=()):
     leftover_ns = sorted(ns for ns in namespaces() if ns.startswith(name + "-"))
     assert not leftover_ns, f"namespaces left: {leftover_ns}"
     assert not (STATE / name).exists(), f"state directory left: {STATE / name}"
+    assert not (STATE / f"{name}.drill").exists(), f"drill lock left: {STATE / name}.drill"
     living = [pid for pid in pids if alive(pid)]
     assert not living, f"processes left: {living}"
     marker = f"{STATE}/{name}/".encode()

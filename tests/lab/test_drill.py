@@ -212,6 +212,26 @@ def test_ctrl_c_reverts_every_fault_and_metrics_answer_meanwhile(lab, tmp_path):
     assert_lab_clean(LAB)
 
 
+def test_a_second_drill_on_a_lab_in_use_is_refused_until_the_first_ends(lab, tmp_path):
+    """Two drills on one lab would bind the same endpoint addresses and fault each other's
+    fabric: the second is refused in one line, before it makes anything, while the first runs."""
+    scenario = tmp_path / "long.yaml"
+    scenario.write_text(short_scenario("long") + LONG_FAULTS)
+    with killed_at_exit(start_drill(scenario, tmp_path / "runs", "--lab", LAB, "--metrics", "off", "--quiet")) as proc:
+        wait_for_faults(tmp_path / "runs", 1)
+        second = drill(scenario, tmp_path / "second", check=False)
+        assert second.returncode == 2 and second.stdout == "", second
+        path = re.escape(str(scenario))
+        assert re.fullmatch(rf"mrclab: error: {path}: --lab: lab '{LAB}' is in use by another drill "
+                            rf"\(PID {proc.pid}, mrclab drill {path} since \d\d:\d\d:\d\d UTC\): "
+                            r"wait for it to end\n", second.stderr), second.stderr
+        assert not (tmp_path / "second").exists()
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=90)
+    assert proc.returncode == 130
+    assert not (STATE / f"{LAB}.drill").exists()  # the lock went with the drill
+
+
 def test_ctrl_c_destroys_the_lab_the_drill_deployed(tmp_path):
     name = "t-drill-own"
     labfile = lab_file(tmp_path, name)
