@@ -208,7 +208,12 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
     }
     std::fprintf(stderr, "mrclab: drill: aborted; its events%s are in %s\n",
                  backend->kind() == emulator::BackendKind::kNetns ? " and FRR logs" : "", recorder.dir().c_str());
-    if (prepare && !o.keep_lab) backend->Release();
+    // Releasing must not hide why the drill aborted: its own failure is a second line.
+    if (prepare && !o.keep_lab) try {
+        backend->Release();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "mrclab: drill: and releasing the lab failed: %s\n", e.what());
+      }
     throw;
   }
   const double finished = backend->Now();

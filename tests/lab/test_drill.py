@@ -249,6 +249,27 @@ def test_ctrl_c_destroys_the_lab_the_drill_deployed(tmp_path):
     assert_nothing_left(name)
 
 
+def test_a_lab_destroyed_under_its_drill_aborts_it_with_the_first_cause(tmp_path):
+    """`mrclab destroy` of the lab a drill deployed, while the drill runs: the drill aborts and
+    says why (its fault journal is gone), and its own failure to release the lab afterwards is a
+    second line, not the error it ends with."""
+    name = "t-drill-gone"
+    scenario = tmp_path / "gone.yaml"
+    scenario.write_text(short_scenario("gone", lab=lab_file(tmp_path, name)) + LONG_FAULTS)
+    try:
+        with killed_at_exit(start_drill(scenario, tmp_path / "runs", "--metrics", "off", "--quiet")) as proc:
+            wait_for_faults(tmp_path / "runs", 1)
+            mrclab("destroy", name)
+            _, stderr = proc.communicate(timeout=90)
+    finally:
+        if (STATE / name).exists():
+            mrclab("destroy", name, check=False)
+    lines = stderr.splitlines()
+    assert proc.returncode != 0 and f"mrclab: drill: and releasing the lab failed: lab '{name}' is not deployed" in lines
+    assert lines[-1] == f"mrclab: error: lab '{name}' is not deployed (no {STATE / name})", stderr
+    assert_nothing_left(name)
+
+
 def test_every_collective_with_two_ranks_per_host_over_udp_evs(lab, tmp_path):
     scenario = tmp_path / "collectives.yaml"
     scenario.write_text("""
