@@ -10,6 +10,7 @@
 #include "emulator/ns3/helper/huge_page_malloc.h"
 #include "harness/cli/report_command.h"
 #include "harness/drill/drill_runner.h"
+#include "harness/drill/run_recorder.h"
 #include "harness/drill/fault_plan.h"
 #include "harness/drill/job_resources.h"
 #include "harness/drill/netns_backend.h"
@@ -31,6 +32,7 @@ struct DrillArgs {
 // --check: parse the scenario and plan its faults against the lab without touching anything.
 int Check(const Scenario& s, const DrillArgs& a) {
   CheckBackendSupport(s, a.options);
+  CheckRunRoot(a.options.out_root);
   const emulator::BackendKind kind = ChosenBackend(s, a.options);
   const std::string backend(ToString(kind));
   const emulator::ResolvedLab plan = DrillLabPlan(s, a.options);

@@ -131,6 +131,7 @@ std::vector<std::pair<double, double>> FaultWindows(const std::vector<TransportR
 
 DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
   CheckBackendSupport(s, o);
+  CheckRunRoot(o.out_root);
   std::unique_ptr<DrillBackend> backend = MakeDrillBackend(s, o);
   const emulator::ResolvedLab& lab = backend->lab();
   const FaultPlan plan = PlanFaults(s, lab);  // every target checked before anything changes

@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -11,6 +12,8 @@
 #include <fstream>
 #include <memory>
 #include <stdexcept>
+
+#include "emulator/errors.h"
 
 namespace mrclab::harness {
 namespace {
@@ -61,6 +64,19 @@ std::string Sha256Hex(const std::string& data) {
   unsigned int length = 0;
   EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr);
   return HexOf(digest, length);
+}
+
+void CheckRunRoot(const std::string& out_root) {
+  std::error_code ec;
+  fs::path existing = fs::absolute(out_root, ec);
+  while (!ec && !fs::exists(existing, ec) && existing.has_relative_path()) existing = existing.parent_path();
+  if (ec)
+    throw emulator::InputError("--out: cannot create run directories under " + existing.string() + ": " + ec.message());
+  if (!fs::is_directory(existing))
+    throw emulator::InputError("--out: " + existing.string() + " is not a directory (run directories go under --out)");
+  if (access(existing.c_str(), W_OK | X_OK) != 0)
+    throw emulator::InputError("--out: cannot create run directories under " + existing.string() + ": " +
+                               std::strerror(errno));
 }
 
 RunRecorder::RunRecorder(const std::string& out_root, const std::string& scenario_name,

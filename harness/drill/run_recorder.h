@@ -38,6 +38,11 @@
 
 namespace mrclab::harness {
 
+// Refuses (emulator::InputError naming --out) a root where no run directory could be made: the
+// nearest existing folder on its path is a file, or is not writable. Drills check before they
+// deploy anything.
+void CheckRunRoot(const std::string& out_root);
+
 class RunRecorder {
  public:
   // Creates the directory (a new one; never reuses an existing run's directory). `clock` gives

@@ -180,6 +180,19 @@ def test_a_drill_refuses_a_simulation_only_lab_before_it_starts(tmp_path):
     assert mrclab("drill", scenario, "--check", "--backend", "ns3").returncode == 0
 
 
+def test_a_drill_refuses_an_out_where_no_run_directory_can_be_made(tmp_path):
+    """--out under a file is refused in one line naming --out, by --check and by the drill,
+    before the lab is deployed."""
+    scenario = write(tmp_path, f"name: t-out\nlab: {ROOT / 'labs' / 'clos2.yaml'}\n"
+                               "job: {collectives: [{kind: all_reduce, size: 64KiB}]}\ntransports: [mrc]\n", "out.yaml")
+    a_file = write(tmp_path, "", "a-file")
+    for args in (["--check"], ["--metrics", "off"]):
+        out = mrclab("drill", scenario, *args, "--out", a_file / "runs", check=False)
+        assert (out.returncode, out.stdout) == (2, ""), out
+        assert out.stderr == f"mrclab: error: --out: {a_file} is not a directory (run directories go under --out)\n"
+    assert not namespaces_of("clos2")
+
+
 def test_capacity_check_refuses_a_step_this_machine_cannot_finish(tmp_path):
     """The capacity model: a step needing more of this machine's forwarding than the watchdog
     allows is refused (with what would fit) by --check and by the drill, before anything is
