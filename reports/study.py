@@ -16,7 +16,7 @@ except ImportError as e:
           "(bash .ci/setup does)", file=sys.stderr)
     sys.exit(2)
 from mrclab_reports.studies import collisions, evs, ride_through, spraying  # noqa: E402
-from mrclab_reports.studies.runner import BadArguments, StudyError  # noqa: E402
+from mrclab_reports.studies.runner import BadArguments, StudyError, check_writable  # noqa: E402
 
 STUDIES = {ride_through.NAME: ride_through, spraying.NAME: spraying, collisions.NAME: collisions, evs.NAME: evs}
 
@@ -68,7 +68,9 @@ def main():
     if a.smoke:
         module.smoke(a)
     try:
+        check_writable("--out", a.out)
         if a.work:
+            check_writable("--work", a.work)
             a.work.mkdir(parents=True, exist_ok=True)
             written = module.run(a, a.work, a.out, a.jobs, a.quiet)
         else:

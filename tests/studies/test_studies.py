@@ -87,6 +87,12 @@ def test_study_help_and_bad_arguments(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr == "mrclab study: error: --hosts 100 is not a multiple of --hosts-per-leaf 32\n"
     assert not list(tmp_path.iterdir())  # nothing written
+    # An --out where the table cannot go is refused before the drills run, not after.
+    (tmp_path / "a-file").write_text("")
+    proc = study("ride-through", "--smoke", "--out", tmp_path / "a-file" / "out")
+    assert proc.returncode == 2
+    assert proc.stderr == f"mrclab study: error: --out {tmp_path}/a-file/out: {tmp_path}/a-file is not a directory\n"
+    (tmp_path / "a-file").unlink()
     # A failure larger than a plane is refused (not shrunk to fit); not given, it fits the plane.
     small = ("--hosts", "32", "--hosts-per-leaf", "8", "--spines", "3", "--job-hosts", "8", "--out", tmp_path)
     proc = study("ride-through", "--failed-spines", "5", *small)

@@ -23,6 +23,19 @@ class BadArguments(StudyError):
     """Options that make no fabric or job (exit 2, nothing run)."""
 
 
+def check_writable(option, path):
+    """BadArguments unless a folder can be made at `path` (or is there): the nearest existing
+    folder on its path must be a directory this process may write in. Checked before any drill
+    runs, so that hours of drills are not lost to where their table cannot go."""
+    existing = Path(path).absolute()
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise BadArguments(f"{option} {path}: {existing} is not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise BadArguments(f"{option} {path}: cannot write in {existing}")
+
+
 def mrclab_binary():
     path = os.environ.get("MRCLAB") or str(ROOT / "build" / "mrclab")
     if not os.access(path, os.X_OK):
