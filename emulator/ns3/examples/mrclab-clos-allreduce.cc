@@ -11,8 +11,11 @@
 // the job rode through. The same runs, with a fault schedule, SLOs and a run directory, are
 // `mrclab drill SCENARIO --backend ns3`.
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <string>
 
+#include "emulator/errors.h"
 #include "emulator/ns3/helper/sim_job.h"
 #include "emulator/ns3/helper/sim_scheduler.h"
 #include "emulator/ns3/model/sim_fabric.h"
@@ -22,7 +25,32 @@
 
 using namespace mrclab;
 
+namespace {
+
+constexpr const char* kProgram = "mrclab-clos-allreduce";
+
+// A bad option or lab file: one line on stderr, exit status 2 (as mrclab's own commands).
+[[noreturn]] void Refuse(const std::string& what) {
+  std::fprintf(stderr, "%s: error: %s\n", kProgram, what.c_str());
+  std::exit(2);
+}
+
+int Run(int argc, char** argv);
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  try {
+    return Run(argc, argv);
+  } catch (const std::exception& e) {  // a lab file that does not parse, EVs out of range, ...
+    std::fprintf(stderr, "%s: error: %s\n", kProgram, e.what());
+    return emulator::ExitStatusOf(e);
+  }
+}
+
+namespace {
+
+int Run(int argc, char** argv) {
   std::string lab_file = "labs/clos2.yaml";
   std::string transport = "mrc";
   std::string ev_mode = "srv6";
@@ -39,6 +67,12 @@ int main(int argc, char** argv) {
   cmd.AddValue("failAt", "when the first spine uplink of plane 0 goes down (s); negative: never", fail_at);
   cmd.AddValue("stopTime", "simulated seconds to run", stop_time);
   cmd.Parse(argc, argv);
+  if (transport != "mrc" && transport != "rc") Refuse("--transport: '" + transport + "' is not mrc or rc");
+  const std::optional<mrc::EvMode> mode = mrc::ParseEvMode(ev_mode);
+  if (!mode) Refuse("--evMode: '" + ev_mode + "' is not srv6 or udp");
+  if (evs < 1 || evs > 256) Refuse("--evs: " + std::to_string(evs) + " is not 1 to 256 EVs per QP");
+  if (size_kib < 1) Refuse("--sizeKib: the all-reduce needs at least 1 KiB per rank");
+  if (!(stop_time > 0)) Refuse("--stopTime: must be more than 0 simulated seconds");
 
   const emulator::ResolvedLab lab = emulator::Resolve(emulator::ParseLabFile(lab_file), {.routes = false});
   ns3::Ptr<emulator::sim::SimFabric> fabric = ns3::CreateObject<emulator::sim::SimFabric>();
@@ -47,7 +81,7 @@ int main(int argc, char** argv) {
   harness::JobConfig job;
   for (const auto* host : lab.Hosts()) job.hosts.push_back(host->name);
   job.transport = transport == "rc" ? mrc::TransportMode::kRc : mrc::TransportMode::kMrc;
-  job.ev_mode = mrc::ParseEvMode(ev_mode).value_or(mrc::EvMode::kSrv6);
+  job.ev_mode = *mode;
   job.evs_per_qp = static_cast<int>(evs);
   job.collectives = {{harness::CollectiveKind::kAllReduce, uint64_t{size_kib} * 1024}};
   job.compute_seconds = 0.01;
@@ -87,3 +121,5 @@ int main(int argc, char** argv) {
   ns3::Simulator::Destroy();
   return state == harness::JobState::kInterrupted ? 1 : 0;
 }
+
+}  // namespace
