@@ -42,8 +42,12 @@ DrillLock::DrillLock(const std::string& lab_name, const std::string& what) : pat
     close(fd_);
   }
   const std::string text = "PID " + std::to_string(getpid()) + ", " + what + "\n";
-  if (ftruncate(fd_, 0) != 0 || write(fd_, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
-    throw Error(ErrorKind::kOperation, "cannot write " + path_ + ": " + std::strerror(errno));
+  if (ftruncate(fd_, 0) != 0 || write(fd_, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    const int saved = errno;
+    unlink(path_.c_str());  // no destructor runs for a constructor that throws
+    close(fd_);
+    throw Error(ErrorKind::kOperation, "cannot write " + path_ + ": " + std::strerror(saved));
+  }
 }
 
 void DrillLock::RemoveIfStale(const std::string& lab_name) {

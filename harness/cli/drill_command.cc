@@ -10,10 +10,10 @@
 #include "emulator/ns3/helper/huge_page_malloc.h"
 #include "harness/cli/report_command.h"
 #include "harness/drill/drill_runner.h"
-#include "harness/drill/run_recorder.h"
 #include "harness/drill/fault_plan.h"
 #include "harness/drill/job_resources.h"
 #include "harness/drill/netns_backend.h"
+#include "harness/drill/run_recorder.h"
 #include "harness/drill/scenario.h"
 #include "harness/telemetry/metrics_exporter.h"
 
