@@ -33,6 +33,7 @@ struct DrillArgs {
 int Check(const Scenario& s, const DrillArgs& a) {
   CheckBackendSupport(s, a.options);
   CheckRunRoot(a.options.out_root);
+  SelectedTransports(s, a.options);
   const emulator::BackendKind kind = ChosenBackend(s, a.options);
   const std::string backend(ToString(kind));
   const emulator::ResolvedLab plan = DrillLabPlan(s, a.options);

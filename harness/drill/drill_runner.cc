@@ -129,6 +129,19 @@ std::vector<std::pair<double, double>> FaultWindows(const std::vector<TransportR
 
 }  // namespace
 
+std::vector<TransportSpec> SelectedTransports(const Scenario& s, const DrillOptions& o) {
+  std::string names;  // the scenario's, for the error
+  for (const auto& t : s.transports) names += (names.empty() ? "" : ", ") + t.name;
+  for (const std::string& wanted : o.transports)
+    if (std::none_of(s.transports.begin(), s.transports.end(), [&](const TransportSpec& t) { return t.name == wanted; }))
+      throw ScenarioError(s.file, "--transport", "no transport named '" + wanted + "' (the scenario's: " + names + ")");
+  std::vector<TransportSpec> out;
+  for (const auto& t : s.transports)
+    if (o.transports.empty() || std::find(o.transports.begin(), o.transports.end(), t.name) != o.transports.end())
+      out.push_back(t);
+  return out;
+}
+
 DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
   CheckBackendSupport(s, o);
   CheckRunRoot(o.out_root);
@@ -139,11 +152,7 @@ DrillOutcome RunDrill(const Scenario& s, const DrillOptions& o) {
   if (backend->kind() == emulator::BackendKind::kNetns) CheckNetnsFaultTools(s);  // and its tools are here
   const bool real_time = backend->TimeBase() == "unix";
   const MachineCheck machine = real_time ? CheckMachineCapacity(s, lab, o.progress) : MachineCheck{};
-  std::vector<TransportSpec> transports;
-  for (const auto& t : s.transports)
-    if (o.transports.empty() || std::find(o.transports.begin(), o.transports.end(), t.name) != o.transports.end())
-      transports.push_back(t);
-  if (transports.empty()) throw ScenarioError(s.file, "--transport", "selects none of the scenario's transports");
+  const std::vector<TransportSpec> transports = SelectedTransports(s, o);
 
   const double started_unix = UnixNow();
   std::unique_ptr<DrillMetrics> metrics;

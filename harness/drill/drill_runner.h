@@ -52,6 +52,10 @@ emulator::BackendKind ChosenBackend(const Scenario& scenario, const DrillOptions
 // (a fault kind it does not model, a lab it cannot hold, a reused lab in simulation, ...).
 void CheckBackendSupport(const Scenario& scenario, const DrillOptions& options);
 
+// The scenario's transports that options.transports names (all when it names none), in the
+// scenario's order. Throws ScenarioError (field --transport) for a name the scenario lacks.
+std::vector<TransportSpec> SelectedTransports(const Scenario& scenario, const DrillOptions& options);
+
 // The backend for the scenario (drill_backends.cc): the netns lab or the ns-3 simulation.
 std::unique_ptr<DrillBackend> MakeDrillBackend(const Scenario& scenario, const DrillOptions& options);
 

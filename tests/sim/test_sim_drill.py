@@ -231,6 +231,12 @@ def test_check_names_the_backend_and_refuses_a_deployed_lab_name(tmp_path):
     assert proc.returncode == 0 and "(ns3 backend)" in proc.stdout
     proc = mrclab("drill", path, "--check", "--backend", "ns3", "--lab", "no-such-lab")
     assert proc.returncode == 2 and "--lab: 'no-such-lab' is not a lab file" in proc.stderr
+    # A --transport the scenario lacks is refused by --check and by the drill, with the names it has.
+    for args in (["--check"], ["--out", tmp_path / "runs"]):
+        proc = mrclab("drill", path, *args, "--backend", "ns3", "--transport", "mrc", "--transport", "nope")
+        assert (proc.returncode, proc.stdout) == (2, ""), proc
+        assert proc.stderr.endswith(f"{path}: --transport: no transport named 'nope' (the scenario's: mrc)\n")
+    assert not (tmp_path / "runs").exists()
 
 
 def test_report_and_compare_on_simulated_runs(tmp_path):
