@@ -115,7 +115,11 @@ int main(int argc, char** argv) {
   app.add_option("--stop-after", o.stop_after, "Last phase to run")->check(CLI::IsMember({"lab", "fabric", "job", "step"}));
   app.add_option("--scheduler", o.scheduler, "ns-3 scheduler TypeId")->capture_default_str();
   app.add_flag("--json", o.json, "One JSON object instead of the table");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 1;  // --help: 0; a bad argument: 1, as the contract above says
+  }
   emulator::sim::ReexecWithHugePageMalloc();  // unless MRCLAB_HUGE_PAGES=0
   if (o.spines_per_plane == 0) o.spines_per_plane = std::max(1, o.hosts_per_leaf / 2);
 

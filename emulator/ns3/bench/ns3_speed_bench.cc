@@ -146,7 +146,11 @@ int main(int argc, char* argv[]) {
   Options options;
   CLI::App app{"SimFabric vs stock ns-3: packet-hops per wall second on the same traffic"};
   AddOptions(app, options);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 1;  // --help: 0; a bad argument: 1, as the contract above says
+  }
 
   try {
     const ResolvedLab lab =
