@@ -88,7 +88,7 @@ def check(a):
     if not 2 <= a.job_hosts <= a.hosts:
         raise BadArguments(f"--job-hosts {a.job_hosts}: must be 2 to --hosts ({a.hosts})")
     if hasattr(a, "failed_spines"):
-        a.links = counted(a.links, 8, "--links", leaves(a) * a.spines, "leaf-spine links")
+        a.links = counted(a.links, 8, "--links", plane_links(a), "leaf-spine links")
         a.failed_spines = counted(a.failed_spines, 4, "--failed-spines", a.spines, "spines")
 
 
@@ -104,6 +104,11 @@ def counted(value, default, option, plane_has, what):
 
 def leaves(a):
     return a.hosts // a.hosts_per_leaf
+
+
+def plane_links(a):
+    """Leaf-spine links of one plane."""
+    return leaves(a) * a.spines
 
 
 def lab_text(a):

@@ -39,11 +39,10 @@ def conditions(a):
     """(title, plot label, fault lines): fault-free; an asymmetric fabric (every leaf-spine link
     of plane 0 slower); some of those links down. The faults start 20 ms after the baseline steps
     and last 100 ms (about 50 steps), then the tail steps run without."""
-    plane_links = fabric.leaves(a) * a.spines
     return [
         ("fault-free", "fault-free", []),
         (f"plane 0 at {a.degraded_rate}", f"plane 0 at\n{a.degraded_rate}",
-         [f"{{at: 20ms, kind: rate, target: {{select: leaf_spine_link, plane: 0, count: {plane_links}}}, "
+         [f"{{at: 20ms, kind: rate, target: {{select: leaf_spine_link, plane: 0, count: {fabric.plane_links(a)}}}, "
           f"rate: {a.degraded_rate}, duration: 100ms}}"]),
         (f"{a.links} links of plane 0 down", f"{a.links} links\ndown",
          [f"{{at: 20ms, kind: link_down, target: {{select: leaf_spine_link, plane: 0, count: {a.links}}}, "
@@ -130,7 +129,7 @@ def run(a, work, out, jobs, quiet):
     fabric.check(a)
     if a.seeds != 1:
         raise BadArguments("--seeds: this study draws its links with one seed (--seed)")
-    a.links = fabric.counted(a.links, 32, "--links", fabric.leaves(a) * a.spines, "leaf-spine links")
+    a.links = fabric.counted(a.links, 32, "--links", fabric.plane_links(a), "leaf-spine links")
     cols = columns(a)
     collectives = fabric.collectives(a.collectives)
     lab = work / "fabric.yaml"
