@@ -16,8 +16,8 @@ std::string SimulationLabFile(const Scenario& s, const DrillOptions& o) {
   const std::string field = o.lab.empty() ? "lab" : "--lab";
   if (!emulator::IsRegularFile(lab))
     throw ScenarioError(s.file, field,
-                        "'" + lab + "' is not a lab file; a simulation builds its lab from a file (deployed labs are "
-                        "netns labs)");
+                        "'" + lab + "' is not a lab file" + LabLookupNote(s, o.lab.empty()) +
+                            "; a simulation builds its lab from a file (deployed labs are netns labs)");
   return lab;
 }
 

@@ -229,7 +229,9 @@ NetnsLab FindNetnsLab(const Scenario& s, const std::string& lab_override) {
   }
   if (path_like) throw ScenarioError(s.file, out.field, "lab file '" + lab + "' does not exist");
   if (!IsDeployed(lab))
-    throw ScenarioError(s.file, out.field, "'" + lab + "' is neither a lab file nor a deployed lab (mrclab list)");
+    throw ScenarioError(s.file, out.field,
+                        "'" + lab + "' is neither a lab file nor a deployed lab (mrclab list)" +
+                            LabLookupNote(s, lab_override.empty()));
   return out;
 }
 

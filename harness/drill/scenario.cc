@@ -334,19 +334,23 @@ std::string SecondsText(double seconds) {
   return buf;
 }
 
-std::string ResolveLab(const std::string& value, const std::string& base_dir) {
+// Sets s.lab (and s.lab_file_looked_for when a bare name names no file).
+void ResolveLab(Scenario& s, const std::string& value, const std::string& base_dir) {
   if (emulator::IsLabFilePath(value)) {
     fs::path p(value);
     if (p.is_relative() && !emulator::PathExists(p)) p = fs::path(base_dir) / p;
-    return p.string();  // existence is checked where the lab is loaded, with the file named
+    s.lab = p.string();  // existence is checked where the lab is loaded, with the file named
+    return;
   }
-  const fs::path shipped = fs::path(base_dir) / ".." / "labs" / (value + ".yaml");
+  const fs::path shipped = (fs::path(base_dir) / ".." / "labs" / (value + ".yaml")).lexically_normal();
+  std::error_code ec;
+  const fs::path canonical = fs::weakly_canonical(shipped, ec);
   if (emulator::PathExists(shipped)) {
-    std::error_code ec;
-    const fs::path canonical = fs::weakly_canonical(shipped, ec);
-    return (ec ? shipped : canonical).string();
+    s.lab = (ec ? shipped : canonical).string();
+    return;
   }
-  return value;  // a deployed lab's name
+  s.lab = value;  // a deployed lab's name
+  s.lab_file_looked_for = (ec ? shipped : canonical).string();
 }
 
 }  // namespace
@@ -370,7 +374,7 @@ Scenario ParseScenarioText(const std::string& text, const std::string& source, c
       s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos)
     f.Fail("name", "'" + s.name + "' must be 1-64 letters, digits, '.', '_' or '-' (it names the run directory)");
   s.description = f.String("description");
-  s.lab = ResolveLab(f.Required("lab"), base_dir);
+  ResolveLab(s, f.Required("lab"), base_dir);
   if (f.Has("backend")) {
     s.backend = emulator::ParseBackend(f.String("backend"));
     if (!s.backend) f.Fail("backend", "expected netns (emulated lab) or ns3 (simulation)");
@@ -436,6 +440,11 @@ Scenario ParseScenarioText(const std::string& text, const std::string& source, c
 Scenario ParseScenarioFile(const std::string& path) {
   const std::string dir = fs::path(path).parent_path().string();
   return ParseScenarioText(emulator::ReadInputFile(path), path, dir.empty() ? "." : dir);
+}
+
+std::string LabLookupNote(const Scenario& s, bool from_scenario) {
+  if (!from_scenario || s.lab_file_looked_for.empty()) return "";
+  return "; no " + s.lab_file_looked_for + " (a lab name is looked up in labs/ beside the scenario's folder)";
 }
 
 std::vector<std::string> JobHosts(const Scenario& s, const std::vector<std::string>& lab_hosts,

@@ -103,6 +103,7 @@ struct SloSpec {
 struct Scenario {
   std::string file, name, description;
   std::string lab;   // lab file path (resolved) or a deployed lab's name
+  std::string lab_file_looked_for;  // lab is a bare name: the file it was looked up as (not found)
   std::optional<emulator::BackendKind> backend;  // `backend:` for scenarios meant for one world
   uint64_t seed = 1;
   JobSpec job;
@@ -128,6 +129,11 @@ std::vector<std::string> JobHosts(const Scenario& s, const std::vector<std::stri
 // The same on a resolved lab (its hosts in lab order).
 std::vector<std::string> JobHosts(const Scenario& s, const emulator::ResolvedLab& lab,
                                   const TransportSpec* transport = nullptr);
+
+// For an error about a lab reference that is neither file nor deployed lab: where the
+// scenario's bare lab name was looked up ("; no DIR/../labs/NAME.yaml ..."); "" when the
+// reference came from --lab (`from_scenario` false) or was a path.
+std::string LabLookupNote(const Scenario& s, bool from_scenario);
 
 extern const char* const kSloNames[];
 

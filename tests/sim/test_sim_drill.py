@@ -231,6 +231,16 @@ def test_check_names_the_backend_and_refuses_a_deployed_lab_name(tmp_path):
     assert proc.returncode == 0 and "(ns3 backend)" in proc.stdout
     proc = mrclab("drill", path, "--check", "--backend", "ns3", "--lab", "no-such-lab")
     assert proc.returncode == 2 and "--lab: 'no-such-lab' is not a lab file" in proc.stderr
+    # A bare lab name in the scenario is looked up in labs/ beside its folder: the error says where.
+    (tmp_path / "named").mkdir()
+    named = tmp_path / "named" / "sim-named.yaml"
+    named.write_text(path.read_text().replace(f"lab: {LAB}", "lab: nolab"))
+    looked = f"no {tmp_path / 'labs' / 'nolab.yaml'} (a lab name is looked up in labs/ beside the scenario's folder)"
+    for backend, says in (("ns3", "'nolab' is not a lab file; "), ("netns", "'nolab' is neither a lab file nor a "
+                                                                           "deployed lab (mrclab list); ")):
+        proc = mrclab("drill", named, "--check", "--backend", backend)
+        assert (proc.returncode, proc.stdout) == (2, ""), proc
+        assert f"{named}: lab: {says}{looked}" in proc.stderr, proc.stderr
     # A --transport the scenario lacks is refused by --check and by the drill, with the names it has.
     for args in (["--check"], ["--out", tmp_path / "runs"]):
         proc = mrclab("drill", path, *args, "--backend", "ns3", "--transport", "mrc", "--transport", "nope")
