@@ -74,10 +74,13 @@ int Check(const Scenario& s, const DrillArgs& a) {
     if (s.transports[i].stack == TransportStack::kKernel)
       std::printf("  job %-8s %d ranks, %zu QP pairs: the kernel's RC on VM hosts (rdma_rxe; buffers in the guests)\n",
                   name.c_str(), f.ranks, f.qp_pairs);
-    else
+    else if (kind == emulator::BackendKind::kNetns)
       std::printf("  job %-8s %d ranks, %zu QP pairs, %zu udp source ports, %zu sockets, %.1f MiB buffers\n",
                   name.c_str(), f.ranks, f.qp_pairs, f.source_ports, f.sockets,
                   static_cast<double>(f.buffer_bytes) / (1 << 20));
+    else  // simulated hosts open no sockets
+      std::printf("  job %-8s %d ranks, %zu QP pairs, %zu udp source ports, %.1f MiB buffers\n", name.c_str(),
+                  f.ranks, f.qp_pairs, f.source_ports, static_cast<double>(f.buffer_bytes) / (1 << 20));
   }
   for (const auto& line : machine.lines) std::printf("%s\n", line.c_str());
   std::printf("  metrics endpoint: %s\n", metrics_line.c_str());

@@ -10,6 +10,7 @@
 #include "harness/drill/capacity_probe.h"
 #include "harness/job/collective_plan.h"
 #include "harness/job/kernel_rc_plan.h"
+#include "harness/job/source_ports.h"
 #include "harness/job/workload.h"
 #include "mrc/core/wire.h"
 
@@ -111,12 +112,14 @@ std::vector<TransportFootprint> CheckJobResources(const Scenario& s, const emula
                                 "4 bytes or more, and a " + std::to_string(c.bytes) + "-byte collective over " +
                                 std::to_string(f.ranks) + " ranks has chunks of " +
                                 std::to_string(ChunkBytes(c.bytes, f.ranks)) + " bytes; use fewer QPs or a larger size");
-    if (f.source_ports > kMaxSourcePorts)
+    if (f.source_ports > kSourcePortCount)
       throw ScenarioError(s.file, field + ".evs",
                           "udp EVs need " + std::to_string(f.source_ports) + " source ports (" +
-                              std::to_string(f.qp_pairs) + " QP pairs x " + std::to_string(t.evs) +
-                              " EVs), more than the " + std::to_string(kMaxSourcePorts) +
-                              " of 49152-65535; use fewer EVs, fewer hosts, or ev_mode: srv6");
+                              std::to_string(f.source_ports / f.source_port_width) + " ranges of " +
+                              std::to_string(f.source_port_width) +
+                              ": each QP pair of a host its own), more than the " +
+                              std::to_string(kSourcePortCount) +
+                              " of 49152-65535; use fewer EVs, fewer peers per host, or ev_mode: srv6");
     if (backend == emulator::BackendKind::kNetns && files > 0 && f.sockets + kOtherOpenFiles > files)
       throw ScenarioError(s.file, field + ".evs",
                           "the job needs " + std::to_string(f.sockets) + " sockets, more than this machine's " +

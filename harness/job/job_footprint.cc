@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "harness/job/collective_plan.h"
+#include "harness/job/source_ports.h"
 #include "harness/job/workload.h"
 
 namespace mrclab::harness {
@@ -19,9 +20,11 @@ JobFootprint EstimateFootprint(const JobConfig& c, int ports_per_host) {
   for (int r = 0; r < f.ranks; ++r)
     for (const auto& [peer, count] : plan.ReceivesPerStep(r)) pairs.insert(std::minmax(r, peer));
   f.qp_pairs = pairs.size() * static_cast<size_t>(c.qps_per_peer);
-  f.source_ports = SourcePortsNeeded(c, f.qp_pairs);
+  const SourcePortPlan ports = PlanSourcePorts(c, QpPairHosts(pairs, c), c.hosts.size());
+  f.source_ports = ports.ports();
+  f.source_port_width = ports.width;
   // Each QP pair's two ends open one socket per source port they use.
-  f.sockets = c.hosts.size() * static_cast<size_t>(ports_per_host) + 2 * f.source_ports;
+  f.sockets = c.hosts.size() * static_cast<size_t>(ports_per_host) + 2 * f.qp_pairs * ports.width;
 
   // As Workload allocates them: per collective N chunks of the rounded-up chunk size (virtual
   // payload: one chunk, shared by every rank).

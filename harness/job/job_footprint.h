@@ -14,7 +14,8 @@ namespace mrclab::harness {
 struct JobFootprint {
   int ranks = 0;
   size_t qp_pairs = 0;
-  size_t source_ports = 0;  // udp EVs: distinct source ports (SourcePortsNeeded)
+  size_t source_ports = 0;  // udp EVs: the source ports the job spans (source_ports.h)
+  uint32_t source_port_width = 0;  // udp EVs: source ports per QP pair (its EVs; RC: 1)
   size_t sockets = 0;       // real-time driver: one per host port, plus one per udp EV route
   uint64_t buffer_bytes = 0;  // collective inputs, outputs and landing slots of every rank
 };

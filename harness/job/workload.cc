@@ -7,6 +7,7 @@
 
 #include "harness/job/collective_data.h"
 #include "harness/job/ev_plan.h"
+#include "harness/job/source_ports.h"
 #include "mrc/core/rng.h"
 
 namespace mrclab::harness {
@@ -33,11 +34,6 @@ uint64_t FlowKey(uint64_t seed, int from, int to, int lane) {
 }
 
 }  // namespace
-
-size_t SourcePortsNeeded(const JobConfig& c, size_t qp_pairs) {
-  if (c.ev_mode != mrc::EvMode::kUdp) return 0;
-  return qp_pairs * (c.transport == mrc::TransportMode::kRc ? 1 : c.evs_per_qp);
-}
 
 Piece PieceOf(size_t chunk_words, int pieces, int index) {
   const size_t base = chunk_words / pieces, extra = chunk_words % pieces;
@@ -182,20 +178,18 @@ void Workload::Connect(const emulator::ResolvedLab& lab, const QpConfigFn& qp_co
   std::set<std::pair<int, int>> pairs;
   for (const auto& [key, count] : receives) pairs.insert(std::minmax(key.first, key.second));
   const int lanes = config_.qps_per_peer;
-  const size_t qp_pairs = pairs.size() * static_cast<size_t>(lanes);
-  const size_t ports_needed = SourcePortsNeeded(config_, qp_pairs);
-  if (ports_needed > kMaxSourcePorts)
-    throw std::invalid_argument("udp EVs need " + std::to_string(ports_needed) +
-                                " source ports (QP pairs x EVs per QP); at most " + std::to_string(kMaxSourcePorts));
-  uint16_t first_port = kFirstSourcePort;
+  const SourcePortPlan ports = PlanSourcePorts(config_, QpPairHosts(pairs, config_), hosts_.size());
+  if (ports.ports() > kSourcePortCount)
+    throw std::invalid_argument("udp EVs need " + std::to_string(ports.ports()) + " source ports; at most " +
+                                std::to_string(kSourcePortCount));
+  size_t qp_pair = 0;
   const bool rc = config_.transport == mrc::TransportMode::kRc;
   for (auto [a, b] : pairs)
     for (int lane = 0; lane < lanes; ++lane) {
       Rank& ra = *ranks_[a];
       Rank& rb = *ranks_[b];
-      const uint16_t lane_port = first_port;  // each QP pair its own source ports
+      const uint16_t lane_port = ports.width ? ports.first_port(qp_pair++) : uint16_t{kFirstSourcePort};
       HostPairPlan p = PlanEvs(lab, ra.host->name, rb.host->name, config_.ev_mode, config_.evs_per_qp, lane_port);
-      first_port += static_cast<uint16_t>(ports_needed / qp_pairs);
       std::vector<int> planes;
       for (const auto& e : p.a_to_b) planes.push_back(e.plane);
       // RC's path per direction from the job's seed, the rank pair and the lane, not from the

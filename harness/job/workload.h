@@ -61,12 +61,6 @@ struct HostBinding {
 
 // The QP configuration for a transport, EV planes (plane of EV i) and MTU: the driver's time
 // scale decides it (mrc/core/qp_presets.h).
-// udp EVs: the source ports a job needs. Each QP pair gets its own range (a host's socket per
-// (port, source port) is bound to that address and port); an RC QP sends on one EV.
-inline constexpr uint16_t kFirstSourcePort = 49152;
-inline constexpr size_t kMaxSourcePorts = 65535 - kFirstSourcePort;
-size_t SourcePortsNeeded(const JobConfig& config, size_t qp_pairs);
-
 // Piece `index` of a chunk of `chunk_words` 4-byte words split over `pieces` QPs: its byte
 // offset in the chunk and its length (the first chunk_words % pieces pieces have one word more).
 struct Piece {

@@ -127,19 +127,23 @@ def test_check_refuses_a_job_this_machine_cannot_hold(tmp_path):
     """--check (and the drill, before any transport runs) compares each transport's job with
     the machine's limits: udp source ports, open files, memory."""
     a2a = "[{kind: all_reduce, size: 2MiB}, {kind: all_to_all, size: 1MiB}]"
-    # RC sends on one EV per QP: 64 EVs in udp mode need one source port per QP pair.
+    # RC sends on one EV per QP: in udp mode a QP pair needs one source port, its own among the
+    # QP pairs of each of its hosts; an all-to-all over 32 hosts gives a host 31 of them.
     ok = job_scenario(tmp_path, "clos4.yaml", ["{name: rc, transport: rc, ev_mode: udp, evs: 64}"], a2a)
     out = mrclab("drill", ok, "--check")
-    assert "job rc       32 ranks, 496 QP pairs, 496 udp source ports" in out.stdout
+    assert "job rc       32 ranks, 496 QP pairs, 31 udp source ports" in out.stdout
     assert "packets carry 8192 payload bytes (job.mtu from the lab; the lab's links: mtu 9000)" in out.stdout
-    # MRC sprays over all 64: 496 x 64 ports do not exist.
-    bad = job_scenario(tmp_path, "clos4.yaml", ["mrc", "{name: wide, transport: mrc, ev_mode: udp, evs: 64}"], a2a)
+    # MRC sprays over all 64: with 8 ranks per host a host has 2,012 QP pairs, and 2,012 x 64
+    # ports do not exist.
+    bad = job_scenario(tmp_path, "clos4.yaml", ["mrc", "{name: wide, transport: mrc, ev_mode: udp, evs: 64}"],
+                       a2a + ", ranks_per_host: 8")
     for args in (["--check"], ["--metrics", "off", "--out", tmp_path / "runs"]):
         out = mrclab("drill", bad, *args, check=False)
         assert out.returncode == 2 and out.stdout == ""
         assert out.stderr.strip() == (
-            f"mrclab: error: {bad}: transports[1].evs: udp EVs need 31744 source ports (496 QP pairs x 64 "
-            "EVs), more than the 16383 of 49152-65535; use fewer EVs, fewer hosts, or ev_mode: srv6")
+            f"mrclab: error: {bad}: transports[1].evs: udp EVs need 128768 source ports (2012 ranges of 64: each "
+            "QP pair of a host its own), more than the 16384 of 49152-65535; use fewer EVs, fewer peers per host, "
+            "or ev_mode: srv6")
     assert not (tmp_path / "runs").exists() and not namespaces_of("clos4")
     # Open files: the real-time driver holds a socket per udp EV route.
     few_files = job_scenario(tmp_path, "clos2.yaml", ["{name: udp, transport: mrc, ev_mode: udp, evs: 32}"])

@@ -34,7 +34,7 @@ def add_split_arguments(p):
     """The options of the studies that set RC split over k QPs per peer against MRC spraying
     (collisions, spraying), fault-free collectives on one job host per leaf."""
     # One job host per leaf (at the default 1,024 hosts, 32 per leaf): every rank pair crosses the
-    # spines, where ECMP decides. 32 hosts x 32 udp EVs is what an all-to-all's source ports allow.
+    # spines, where ECMP decides.
     p.set_defaults(job_hosts=32)
     p.add_argument("--qps-list", default="1,2,4,8",
                    help="QPs per peer of the RC columns, each chunk split over them (1,2,4,8)")
