@@ -73,6 +73,17 @@ def test_the_same_lab_is_no_regression(tmp_path):
     assert figures and all(f["verdict"] == "same" and f["baseline"] == f["candidate"] for f in figures)
 
 
+def test_too_few_runs_to_show_a_regression_say_how_many_would(tmp_path):
+    """Every run conclusive (a simulation), but 5 per lab cannot reach the corrected level: the
+    verdict is inconclusive (exit 3) and names the --max-runs that can, not a busy machine."""
+    proc = mrclab("validate", "--baseline", LAB, "--candidate", slow_lab(tmp_path), scenario(tmp_path),
+                  "--backend", "ns3", "--runs", "3", "--max-runs", "5", "--out", tmp_path / "v", "-q")
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "5 + 5 conclusive runs cannot show it at p ≤ " in proc.stdout
+    assert "(the least p of so few runs is 0.004); run with --max-runs 6 or more" in proc.stdout
+    assert "bottleneck" not in proc.stdout and "quieter machine" not in proc.stdout
+
+
 def test_a_scenario_meant_for_simulation_is_validated_in_simulation(tmp_path):
     """Without --backend, the scenarios' backend: key decides, as it does for drill; scenarios
     that ask for different backends are refused (exit 2) before anything runs."""

@@ -2,6 +2,7 @@
 lab file with another configuration, another router version) make training ride through worse?"""
 import argparse
 import json
+import math
 import signal
 import sys
 import time
@@ -115,9 +116,15 @@ def _inconclusive(runs, judgements, first_runs, alpha):
     doubtful = judge.unprovable(judgements, alpha)
     if doubtful:
         counts = " + ".join(str(len(runs.conclusive(role))) for role in ("baseline", "candidate"))
-        return (f"{report.label_list(doubtful)} look{'s' if len(doubtful) == 1 else ''} worse, but {counts} "
-                f"conclusive runs cannot show it at p ≤ {doubtful[0].level:.2g} (this machine was the bottleneck in "
-                f"the others: see their result.json); run again on a quieter machine or with a larger --max-runs")
+        level = doubtful[0].level
+        said = (f"{report.label_list(doubtful)} look{'s' if len(doubtful) == 1 else ''} worse, but {counts} "
+                f"conclusive runs cannot show it at p ≤ {level:.2g}")
+        if any(r.run is None for r in runs.records):
+            return (f"{said} (this machine was the bottleneck in the others: see their result.json); run again on "
+                    f"a quieter machine or with a larger --max-runs")
+        # Every run counted: only more runs can reach the level (at best p = 1 / C(2n, n) with n per lab).
+        n = next(n for n in range(2, 1000) if 1 / math.comb(2 * n, n) <= level)
+        return f"{said} (the least p of so few runs is {doubtful[0].least_p_worse:.2g}); run with --max-runs {n} or more"
     return ""
 
 
