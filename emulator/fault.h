@@ -111,6 +111,10 @@ struct FaultAction {
 // rate 0, loss outside 0..1, a BGP fault on a static lab, config lines that span daemons, ...
 void ValidateFault(const ResolvedLab& lab, const FaultAction& action);
 
+// Why a rate fault of `rate_bps` does not slow the lab's links ("" when it does): a rate at or
+// above the lab's link_rate would leave a link as fast or make it faster. Unshaped labs take any.
+std::string RateFaultProblem(const ResolvedLab& lab, uint64_t rate_bps);
+
 // The FRR daemon that owns a configuration line, by its first words (a leading "no " is
 // ignored): "router bgp", "bgp ...", "ip|ipv6 as-path|community-list|...", "route-map",
 // "ip|ipv6 prefix-list", "access-list" -> bgpd; "ip route", "ipv6 route" -> staticd;

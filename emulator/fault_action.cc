@@ -293,6 +293,12 @@ void RefuseRateOnVmHostLink(const ResolvedLab& lab, const FaultAction& a) {
 
 }  // namespace
 
+std::string RateFaultProblem(const ResolvedLab& lab, uint64_t rate_bps) {
+  if (!lab.link_rate_bps || rate_bps < *lab.link_rate_bps) return "";
+  return FormatRate(rate_bps) + " is not below the link_rate of lab '" + lab.name + "' (" +
+         FormatRate(*lab.link_rate_bps) + "): a rate fault slows a link";
+}
+
 void ValidateFault(const ResolvedLab& lab, const FaultAction& a) {
   const std::string kind(ToString(a.kind));
   if (!FabricAction(a.kind)) Bad("kind", kind + " is not a fabric fault (it is planned or applied by the drill)");

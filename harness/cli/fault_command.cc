@@ -90,6 +90,8 @@ emulator::FaultAction BuildAction(const ResolvedLab& lab, const FaultArgs& a) {
     } catch (const std::invalid_argument& e) {
       Bad(std::string("--rate: ") + e.what());
     }
+    if (const std::string problem = emulator::RateFaultProblem(lab, action.rate_bps); !problem.empty())
+      Bad("--rate: " + problem);
   }
   if (action.kind == FaultKind::kBgpReset && !a.mode.empty()) action.bgp_mode = a.mode;
   if (action.kind == FaultKind::kConfigChange) {

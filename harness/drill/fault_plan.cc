@@ -157,6 +157,9 @@ class Planner {
       base.direction = f_.direction;
       base.loss_rate = f_.loss_rate;
       base.rate_bps = f_.rate_bps;
+      if (f_.kind == FaultKind::kRate)
+        if (const std::string problem = emulator::RateFaultProblem(lab_, f_.rate_bps); !problem.empty())
+          Fail(problem, "rate");
       base.bgp_mode = f_.bgp_mode;
       base.config_lines = f_.config;
       base.revert_lines = f_.revert_config;

@@ -361,6 +361,7 @@ def test_refused_config_line_changes_nothing(healthy):
     (["plane_down", "2"], "2 is not a plane of lab"),
     (["rate", "host0:eth0", "--rate", "0bit"], "must be positive"),
     (["rate", "host0:eth0"], "rate needs --rate"),
+    (["rate", "host0:eth0", "--rate", "1Gbit"], "--rate: 1Gbit is not below the link_rate of lab 't-faults' (1Gbit)"),
     (["loss", "host0:eth0", "--rate-loss", "1.5"], "outside 0..1"),
     (["link_down", "host0:eth0", "--rate", "1Gbit"], "--rate applies to rate only"),
     (["bgp_reset", "p0-leaf0", "--mode", "hard"], "'hard' is not clear or restart"),

@@ -101,6 +101,11 @@ def test_study_help_and_bad_arguments(tmp_path):
     proc = study("spraying", "--links", "13", *small)
     assert proc.returncode == 2
     assert proc.stderr == "mrclab study: error: --links 13: must be 1 to the 12 leaf-spine links of one plane\n"
+    # A "degraded" rate that would not slow the fabric's links is refused before any drill runs.
+    for rate, reason in (("100Gbit", "must be above 0 and below the fabric's 100Gbit links"),
+                         ("25gbit", "expected a rate such as 25Gbit (bit, kbit, Mbit, Gbit, Tbit)")):
+        proc = study("spraying", "--degraded-rate", rate, *small)
+        assert (proc.returncode, proc.stderr) == (2, f"mrclab study: error: --degraded-rate {rate}: {reason}\n")
     assert not list(tmp_path.iterdir())
     proc = study("evs", "--smoke", "--min-active", "1,300%", "--out", tmp_path)
     assert proc.returncode == 2

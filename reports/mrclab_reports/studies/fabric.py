@@ -111,13 +111,27 @@ def plane_links(a):
     return leaves(a) * a.spines
 
 
+LINK_GBIT = 100  # every link of the study's fabric
+_RATE_UNITS = {"bit": 1, "kbit": 1e3, "Mbit": 1e6, "Gbit": 1e9, "Tbit": 1e12}
+
+
+def slower_rate(text, option):
+    """A rate in lab syntax that slows the fabric's links (BadArguments naming the option otherwise)."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(bit|kbit|Mbit|Gbit|Tbit)", text)
+    if not m:
+        raise BadArguments(f"{option} {text}: expected a rate such as 25Gbit (bit, kbit, Mbit, Gbit, Tbit)")
+    if not 0 < float(m[1]) * _RATE_UNITS[m[2]] < LINK_GBIT * 1e9:
+        raise BadArguments(f"{option} {text}: must be above 0 and below the fabric's {LINK_GBIT}Gbit links")
+    return text
+
+
 def lab_text(a):
     """A two-tier Clos: a.planes planes of leaves(a) leaves and a.spines spines, static routing
     (the MRC paper's static SRv6), 100 Gbit/s jumbo links."""
     return (f"name: study-fabric\n"
             f"clos: {{planes: {a.planes}, spines_per_plane: {a.spines}, leaves_per_plane: {leaves(a)}, "
             f"hosts: {a.hosts}, hosts_per_leaf: {a.hosts_per_leaf}}}\n"
-            "routing: static\nlink_rate: 100Gbit\nmtu: 9000\n")
+            f"routing: static\nlink_rate: {LINK_GBIT}Gbit\nmtu: 9000\n")
 
 
 def scale(a):

@@ -130,6 +130,7 @@ def run(a, work, out, jobs, quiet):
     if a.seeds != 1:
         raise BadArguments("--seeds: this study draws its links with one seed (--seed)")
     a.links = fabric.counted(a.links, 32, "--links", fabric.plane_links(a), "leaf-spine links")
+    fabric.slower_rate(a.degraded_rate, "--degraded-rate")
     cols = columns(a)
     collectives = fabric.collectives(a.collectives)
     lab = work / "fabric.yaml"
