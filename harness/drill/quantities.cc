@@ -39,7 +39,7 @@ double ParseSeconds(const std::string& text) {
   auto [value, unit] = NumberAndUnit(text);
   auto it = units.find(unit);
   if (it == units.end()) throw std::invalid_argument("unknown time unit '" + unit + "' (use us, ms, s, m)");
-  if (value < 0) throw std::invalid_argument("duration must not be negative");
+  if (value < 0) throw std::invalid_argument("'" + text + "' is negative: times are 0 or more");
   const double seconds = value * it->second;
   if (!(seconds <= kMaxDrillSeconds))
     throw std::invalid_argument("'" + text + "' is longer than a day, the longest time a drill may take");
