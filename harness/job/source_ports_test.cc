@@ -36,7 +36,9 @@ void ExpectNoHostBindsAPortTwice(const SourcePortPlan& plan, const std::vector<s
     const auto [a, b] = hosts[i];
     for (uint32_t p = plan.first_port(i); p < plan.first_port(i) + plan.width; ++p) {
       EXPECT_TRUE(ports[a].insert(p).second) << "host " << a << " port " << p;
-      if (b != a) EXPECT_TRUE(ports[b].insert(p).second) << "host " << b << " port " << p;
+      if (b != a) {
+        EXPECT_TRUE(ports[b].insert(p).second) << "host " << b << " port " << p;
+      }
     }
     EXPECT_LE(plan.first_port(i) + plan.width, 65536u);
   }
