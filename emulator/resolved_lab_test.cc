@@ -898,7 +898,9 @@ TEST_F(ResolveImages, SelectorsPickSwitchesAndLaterEntriesWin) {
   EXPECT_EQ(leaf->field, "images[1].archive");
   EXPECT_FALSE(lab.FindNode("host0")->image);  // hosts never
   for (const auto& n : lab.ToJson()["nodes"])
-    if (n["name"] == "p0-leaf0") EXPECT_EQ(n["image"]["image"], "mrclab/frr:trixie");
+    if (n["name"] == "p0-leaf0") {
+      EXPECT_EQ(n["image"]["image"], "mrclab/frr:trixie");
+    }
 }
 
 TEST_F(ResolveImages, ErrorsNameTheField) {

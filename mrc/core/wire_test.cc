@@ -276,9 +276,10 @@ TEST(IcrcTest, CoversTheOnesAndTheMaskedBthAndEverythingAfter) {
     std::vector<uint8_t> with_zeros(covered.begin(), covered.begin() + 8 + length / 2);
     with_zeros.insert(with_zeros.end(), 77, 0);
     with_zeros.insert(with_zeros.end(), covered.begin() + 8 + length / 2, covered.end());
-    if (length / 2 >= 12)
+    if (length / 2 >= 12) {
       EXPECT_EQ(ComputeIcrc(whole.first(length / 2), 77, whole.subspan(length / 2)),
                 ~Crc32Bitwise(0xFFFFFFFFu, with_zeros)) << "length " << length;
+    }
   }
 }
 

@@ -62,7 +62,9 @@ TEST(LoopSpuriousLossTest, ASlowEvIsLearnedNotMarkedBad) {
     if (auto* c = std::get_if<EvStateChanged>(&e); c && c->reason == EvReason::kSpuriousLoss) ++undone;
   EXPECT_EQ(undone, pair.CountEvTransitions(slow.id, EvState::kAssumedBad));
   // The responder flags the copies it received twice (D-SACK).
-  if (pair.qb().stats().duplicates_received > 0) EXPECT_GT(s.duplicate_acks_received, 0u);
+  if (pair.qb().stats().duplicates_received > 0) {
+    EXPECT_GT(s.duplicate_acks_received, 0u);
+  }
 }
 
 TEST(LoopSpuriousLossTest, WithoutWideningTheSlowEvKeepsLookingLossy) {
@@ -82,8 +84,9 @@ TEST(LoopSpuriousLossTest, ADeadEvBesideASlowOneIsNeverTakenBack) {
   RunTwoRounds(pair);
   EXPECT_GT(pair.qa().stats().spurious_losses, 0u);  // the slow EV's
   for (const auto& e : pair.events_a())
-    if (auto* c = std::get_if<EvStateChanged>(&e); c && c->ev == kDeadEv)
+    if (auto* c = std::get_if<EvStateChanged>(&e); c && c->ev == kDeadEv) {
       EXPECT_NE(c->reason, EvReason::kSpuriousLoss) << "the dead EV was taken back at " << c->at.nanoseconds();
+    }
   EXPECT_EQ(pair.qa().ListEvs()[kDeadEv].state, EvState::kAssumedBad);
   EXPECT_EQ(pair.qa().ListEvs()[kDeadEv].counters.spurious_losses, 0u);
 }
