@@ -57,7 +57,7 @@ int Check(const Scenario& s, const DrillArgs& a) {
   if (a.json) {
     std::cout << nlohmann::json{{"scenario", s.name}, {"seed", s.seed}, {"lab", plan.name}, {"backend", backend},
                                 {"job_hosts", job_hosts}, {"mtu", JobMtu(s, plan)}, {"lab_mtu", plan.mtu},
-                                {"jobs", ToJson(jobs)}, {"capacity", machine.json},
+                                {"jobs", ToJson(jobs, kind)}, {"capacity", machine.json},
                                 {"faults", faults.ToJson()}, {"schedule_seconds", faults.end_seconds},
                                 {"metrics", metrics_line}}.dump(2)
               << "\n";

@@ -134,11 +134,13 @@ std::vector<TransportFootprint> CheckJobResources(const Scenario& s, const emula
   return out;
 }
 
-nlohmann::json ToJson(const std::vector<TransportFootprint>& footprints) {
+nlohmann::json ToJson(const std::vector<TransportFootprint>& footprints, emulator::BackendKind backend) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& [name, f] : footprints)
+  for (const auto& [name, f] : footprints) {
     out.push_back({{"transport", name}, {"ranks", f.ranks}, {"qp_pairs", f.qp_pairs},
-                   {"source_ports", f.source_ports}, {"sockets", f.sockets}, {"buffer_bytes", f.buffer_bytes}});
+                   {"source_ports", f.source_ports}, {"buffer_bytes", f.buffer_bytes}});
+    if (backend == emulator::BackendKind::kNetns) out.back()["sockets"] = f.sockets;
+  }
   return out;
 }
 

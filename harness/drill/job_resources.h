@@ -33,7 +33,8 @@ struct TransportFootprint {
 std::vector<TransportFootprint> CheckJobResources(const Scenario& s, const emulator::ResolvedLab& lab,
                                                   emulator::BackendKind backend);
 
-nlohmann::json ToJson(const std::vector<TransportFootprint>& footprints);
+// `--check --json`'s jobs; sockets only for a real-time lab (simulated hosts open none).
+nlohmann::json ToJson(const std::vector<TransportFootprint>& footprints, emulator::BackendKind backend);
 
 struct TransportDemand {
   std::string transport;

@@ -229,6 +229,10 @@ def test_check_names_the_backend_and_refuses_a_deployed_lab_name(tmp_path):
     path = scenario(tmp_path, "sim-check", [RIDE_THROUGH["link_down"]], backend=None)
     proc = mrclab("drill", path, "--check", "--backend", "ns3")
     assert proc.returncode == 0 and "(ns3 backend)" in proc.stdout
+    assert "job mrc      8 ranks, 8 QP pairs, 0 udp source ports, " in proc.stdout and "sockets" not in proc.stdout
+    proc = mrclab("drill", path, "--check", "--backend", "ns3", "--json")  # simulated hosts open no sockets
+    assert proc.returncode == 0 and [sorted(j) for j in json.loads(proc.stdout)["jobs"]] == [
+        ["buffer_bytes", "qp_pairs", "ranks", "source_ports", "transport"]]
     proc = mrclab("drill", path, "--check", "--backend", "ns3", "--lab", "no-such-lab")
     assert proc.returncode == 2 and "--lab: 'no-such-lab' is not a lab file" in proc.stderr
     # A bare lab name in the scenario is looked up in labs/ beside its folder: the error says where.
