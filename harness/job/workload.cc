@@ -93,6 +93,10 @@ struct Workload::Rank {
   size_t collective = 0, phase = 0;
   bool phase_sent = false;
   int sends_pending = 0;
+  // plan_.At(id, collective, phase), kept while the rank is in that phase: Advance runs after
+  // every completion, and the plan allocates the phase's ops afresh each time it is asked.
+  Phase current;
+  size_t current_collective = SIZE_MAX, current_phase = SIZE_MAX;
   std::vector<mrc::Timestamp> started, finished;
   uint64_t bytes_ok = 0, bytes_bad = 0, retx_at_start = 0;
 };
@@ -371,9 +375,17 @@ uint64_t Workload::Retransmissions(const Rank& r) const {
   return total;
 }
 
-void Workload::PostSends(Rank& r, size_t phase_index, mrc::Timestamp now) {
+const Phase& Workload::CurrentPhase(Rank& r) const {
+  if (r.current_collective != r.collective || r.current_phase != r.phase) {
+    r.current = plan_.At(r.id, r.collective, r.phase);
+    r.current_collective = r.collective;
+    r.current_phase = r.phase;
+  }
+  return r.current;
+}
+
+void Workload::PostSends(Rank& r, const Phase& phase, mrc::Timestamp now) {
   const size_t c = r.collective;
-  const Phase phase = plan_.At(r.id, c, phase_index);
   const bool virtual_payload = config_.payload == PayloadMode::kVirtual;
   for (const SendOp& s : phase.sends) {
     const Rank& peer = *ranks_[s.peer];
@@ -415,11 +427,11 @@ void Workload::Advance(Rank& r, mrc::Timestamp now) {
       return;
     }
     const size_t c = r.collective;
-    const Phase phase = plan_.At(r.id, c, r.phase);
+    const Phase& phase = CurrentPhase(r);
     if (!r.phase_sent) {
       if (r.phase == 0) r.started[c] = now;
       r.phase_sent = true;
-      PostSends(r, r.phase, now);
+      PostSends(r, phase, now);
     }
     for (const RecvOp& recv : phase.recvs) {
       auto it = r.landed.find(recv.slot);

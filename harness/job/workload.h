@@ -136,7 +136,9 @@ class Workload {
   struct Host;
   void Connect(const emulator::ResolvedLab& lab, const QpConfigFn& qp_config);
   void OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp now);
-  void PostSends(Rank& r, size_t phase_index, mrc::Timestamp now);
+  // The phase r is in (its collective and phase), from the plan.
+  const Phase& CurrentPhase(Rank& r) const;
+  void PostSends(Rank& r, const Phase& phase, mrc::Timestamp now);
   void Advance(Rank& r, mrc::Timestamp now);
   void UpdateComputeDue(int host);
   void VerifyResult(Rank& r, size_t collective, mrc::Timestamp now);

@@ -31,10 +31,26 @@ bool ReceiveBitmap::Received(uint64_t psn) const {
 }
 
 uint64_t ReceiveBitmap::Sack(uint64_t base) const {
+  // A word at a time (a bit at a time was 5% of a simulated ring step): every PSN below the
+  // cumulative point has arrived, and the window's bits are read from the ring.
   uint64_t bits = 0;
-  for (int i = 0; i < 64; ++i)
-    if (Received(base + i)) bits |= uint64_t{1} << i;
+  if (base < next_) bits = next_ - base >= 64 ? ~uint64_t{0} : (uint64_t{1} << (next_ - base)) - 1;
+  const uint64_t from = std::max(base, next_);
+  const uint64_t end = std::min(base + 64, next_ + mask_ + 1);  // past the window nothing has arrived
+  if (from < end) {
+    const uint64_t n = end - from;
+    bits |= (RingBits(from) & (n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1)) << (from - base);
+  }
   return bits;
+}
+
+uint64_t ReceiveBitmap::RingBits(uint64_t psn) const {
+  const uint64_t pos = psn & mask_;
+  const size_t word = pos >> 6;
+  const unsigned offset = pos & 63;
+  const uint64_t low = words_[word] >> offset;
+  if (offset == 0) return low;
+  return low | words_[(word + 1) % words_.size()] << (64 - offset);
 }
 
 }  // namespace mrclab::mrc

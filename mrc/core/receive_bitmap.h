@@ -25,6 +25,8 @@ class ReceiveBitmap {
 
  private:
   bool Bit(uint64_t psn) const { return words_[(psn & mask_) >> 6] >> (psn & 63) & 1; }
+  // The ring's 64 bits from psn's on (bit i: psn + i), wrapping round the ring.
+  uint64_t RingBits(uint64_t psn) const;
   uint64_t next_;
   uint64_t mask_;
   std::vector<uint64_t> words_;

@@ -37,6 +37,27 @@ TEST(ReceiveBitmapTest, RandomOrderCompletesAndSlotsAreReused) {
   }
 }
 
+// Sack reads words; it must say what Received says of each of its 64 PSNs, wherever the base
+// lies (below the cumulative point, across the ring's wrap, past the window) and for every size.
+TEST(ReceiveBitmapTest, SackIsReceivedOfEachPsn) {
+  Rng rng(11);
+  for (size_t window : {64u, 128u, 1024u}) {
+    ReceiveBitmap rx(1000, window);
+    for (int round = 0; round < 3000; ++round) {
+      const uint64_t next = rx.cumulative();
+      rx.Mark(next + rng.Below(rx.window()));  // arrivals spread over the window
+      if (rng.Below(4) == 0) rx.Mark(next);     // and the cumulative point moves on
+      const uint64_t low = next > 80 ? next - 80 : 0;
+      const uint64_t base = low + rng.Below(80 + rx.window() + 80);
+      uint64_t want = 0;
+      for (int i = 0; i < 64; ++i)
+        if (rx.Received(base + i)) want |= uint64_t{1} << i;
+      ASSERT_EQ(rx.Sack(base), want) << "window " << window << " round " << round << " base " << base
+                                     << " cumulative " << rx.cumulative();
+    }
+  }
+}
+
 TEST(MessageAssemblerTest, CompletesInOrderWhenAllBytesPlaced) {
   MessageAssembler m;
   EXPECT_EQ(m.Add(1, 10, 10, 77u), MessageAssembler::Result::kOk);  // message 1 done first

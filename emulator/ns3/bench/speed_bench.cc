@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "emulator/ns3/model/bucket_scheduler.h"
 #include "ns3/object-factory.h"
 #include "ns3/simulator.h"
 
@@ -73,6 +74,7 @@ void Pacer::Depart() {
 }
 
 void UseScheduler(const BenchConfig& config) {
+  sim::BucketScheduler::GetTypeId();  // registers mrclab::BucketScheduler
   ns3::ObjectFactory factory;
   factory.SetTypeId(config.scheduler);
   ns3::Simulator::SetScheduler(factory);

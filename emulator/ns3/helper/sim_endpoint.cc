@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "emulator/ns3/model/bucket_scheduler.h"
 #include "ns3/simulator.h"
 
 namespace mrclab::emulator::sim {
@@ -24,7 +25,7 @@ mrc::ContextConfig Eliding(mrc::ContextConfig config) {
 
 }  // namespace
 
-mrc::Timestamp SimNow() { return mrc::Timestamp::FromNanoseconds(ns3::Simulator::Now().GetNanoSeconds()); }
+mrc::Timestamp SimNow() { return mrc::Timestamp::FromNanoseconds(ns3::TimeStep(SimNowSteps()).GetNanoSeconds()); }
 
 SimEndpoint::SimEndpoint(ns3::Ptr<SimFabric> fabric, std::string host, const std::vector<mrc::EndpointPort>& ports,
                          mrc::EvMode mode, const mrc::ContextConfig& context)
@@ -73,8 +74,9 @@ void SimEndpoint::OnReceive(int plane, SimPacket&& packet) {
 }
 
 void SimEndpoint::OnTimer() {
-  ++stats_.timer_events;
   armed_at_ = mrc::Timestamp::Infinite();
+  if (Deadline() > SimNow()) return ArmTimer();  // the deadline moved on since this was armed
+  ++stats_.timer_events;
   context_.OnTimeout(SimNow());
   if (on_progress_) on_progress_();
   Kick();
@@ -85,14 +87,21 @@ void SimEndpoint::Kick() {
   ArmTimer();
 }
 
-void SimEndpoint::ArmTimer() {
-  mrc::Timestamp next = context_.NextTimeout();
+mrc::Timestamp SimEndpoint::Deadline() const {
+  const mrc::Timestamp next = context_.NextTimeout();
   // A deadline that has passed wants a packet out (an ACK, a retransmission); while the NICs
   // are full it waits for their OnTxSpace, which flushes and re-arms, instead of firing again
   // at this same instant.
-  if (blocked_ && next <= SimNow()) next = mrc::Timestamp::Infinite();
-  if (next == armed_at_) return;
-  ns3::Simulator::Cancel(timer_);
+  return blocked_ && next <= SimNow() ? mrc::Timestamp::Infinite() : next;
+}
+
+void SimEndpoint::ArmTimer() {
+  const mrc::Timestamp next = Deadline();
+  // A later deadline keeps the event that is armed: when it fires it finds the deadline ahead
+  // and re-arms for it (most progress pushes the deadline on; an ns-3 event cancelled and
+  // scheduled again after every datagram was a third of all events).
+  if (next >= armed_at_) return;
+  if (!armed_at_.IsInfinite()) ns3::Simulator::Cancel(timer_);
   armed_at_ = next;
   if (next.IsInfinite()) return;
   const int64_t delay = std::max<int64_t>(0, (next - SimNow()).nanoseconds());

@@ -9,7 +9,8 @@
 //          the NIC it just used is above half its buffer, and resumes from its OnTxSpace callback.
 //          A NIC never drops what its own host sends: a packet that does not fit waits in the
 //          port's backlog (and stops the flush) until the NIC has room.
-//   timer: one ns-3 event at Context::NextTimeout ─► OnTimeout ─► progress hook ─► Flush
+//   timer: one ns-3 event at or before Context::NextTimeout ─► OnTimeout once it is due
+//          (else re-armed at the deadline) ─► progress hook ─► Flush
 //
 // Sources: udp mode sends from the port's link address with the EV's UDP source port; srv6
 // mode from the port's uSID address with source port 4791 to the EV's uSID container. The
@@ -75,6 +76,9 @@ class SimEndpoint {
   };
   void OnReceive(int plane, SimPacket&& packet);
   void OnTimer();
+  // When the core's next timeout is due (infinite while it must wait for NIC room).
+  mrc::Timestamp Deadline() const;
+  // Arms the timer event at Deadline() unless one is armed as early.
   void ArmTimer();
   void Flush();
   // Moves port's backlog into its NIC while it fits; true if the port can take more now

@@ -5,13 +5,9 @@
 // port and packet while it runs the current one (at 1,024 hosts and more, a hop costs mostly
 // cache misses). It also holds the pool its ports' queued packets come from (queued_packet.h).
 //
-// A calendar queue (Brown, CACM 1988): a ring of kRingBuckets buckets, each a power of two of
-// time steps wide (SetBucketWidth), covers a window from now. An arrival is appended to its
-// bucket; a bucket is sorted only when it becomes the earliest one, and then run from the front. Arrivals beyond
-// the ring's window (long link delays, deep queues at low rates) wait in a binary heap and move
-// into the ring when it reaches them. Appending and running in order cost a sort of a bucket
-// in cache instead of a heap's log(n) cache misses per arrival (a binary heap of every arrival
-// was 14% of a 1,024-host step).
+// The arrivals wait in a CalendarQueue (calendar_queue.h): appended to a bucket of the ring,
+// sorted when their bucket comes up (a binary heap of every arrival was 14% of a 1,024-host
+// step).
 //
 //   SimPort::Admit ─► Push(at, port, seq, node) ─► bucket (or the far heap) ─► ns-3 event at the
 //   earliest `at` ─► Fire: every arrival due, in (at, push order) ─► SimPort::Deliver(node, seq)
@@ -31,8 +27,11 @@
 #include <limits>
 #include <vector>
 
+#include "emulator/ns3/model/calendar_queue.h"
 #include "emulator/ns3/model/queued_packet.h"
 #include "ns3/event-id.h"
+#include "ns3/event-impl.h"
+#include "ns3/ptr.h"
 
 namespace mrclab::emulator::sim {
 
@@ -50,16 +49,14 @@ class ArrivalQueue {
   // Where the ports that push here take their queued packets from.
   QueuedPacketPool& Packets() { return packets_; }
   // Arrivals not yet run.
-  size_t Size() const { return size_; }
+  size_t Size() const { return calendar_.Size(); }
   // Sets a bucket's width to the power of two at or below `steps` time steps (at least 1): about
   // the serialisation of a small packet on the fabric's links keeps buckets short and the
-  // window (kRingBuckets of them) past most arrivals. Throws std::logic_error unless empty.
-  void SetBucketWidth(int64_t steps);
+  // window (CalendarQueue::kRingBuckets of them) past most arrivals. Throws std::logic_error
+  // unless empty.
+  void SetBucketWidth(int64_t steps) { calendar_.SetBucketWidth(steps); }
   // The width in time steps.
-  int64_t BucketWidth() const { return int64_t{1} << shift_; }
-
-  // Buckets in the ring (a power of two).
-  static constexpr int64_t kRingBuckets = 1024;
+  int64_t BucketWidth() const { return calendar_.BucketWidth(); }
 
  private:
   struct Arrival {
@@ -70,36 +67,16 @@ class ArrivalQueue {
     QueuedPacket* node;
   };
   static bool Before(const Arrival& a, const Arrival& b) { return a.at != b.at ? a.at < b.at : a.order < b.order; }
-  static bool Later(const Arrival& a, const Arrival& b) { return Before(b, a); }
-  int64_t BucketOf(int64_t at) const { return at >> shift_; }
-  std::vector<Arrival>& Slot(int64_t bucket) { return ring_[static_cast<size_t>(bucket & (kRingBuckets - 1))]; }
 
   void Fire();
   // Schedules the ns-3 event at the earliest arrival unless it is there already.
   void Arm();
-  // Puts an arrival of bucket `bucket` (within the window) in the ring.
-  void PutInRing(int64_t bucket, const Arrival& a);
-  // Moves the far arrivals the window now reaches into the ring.
-  void MigrateFar();
-  // The earliest arrival (sorting the earliest bucket when needed), or null when there is none.
-  const Arrival* Earliest();
-  // Makes the earliest occupied bucket the sorted front; false when the ring is empty.
-  bool FindFront();
-  // Empties the front bucket once it has run.
-  void ClearFront();
-  void Prefetch();
 
-  QueuedPacketPool packets_;  // before ring_: destroyed after the arrivals that name its nodes
-  int shift_ = 6;  // log2 of a bucket's width in time steps
-  std::vector<std::vector<Arrival>> ring_;  // kRingBuckets buckets, allocated by the first Push
-  std::vector<uint64_t> occupied_;          // a bit per bucket that holds arrivals
-  int64_t base_ = 0;   // the bucket of the last time the queue looked at the clock (<= now)
-  int64_t front_ = -1;  // the sorted bucket that runs next (-1: not chosen yet)
-  size_t front_pos_ = 0;  // arrivals of the front bucket already run
-  std::vector<Arrival> far_;  // a binary min-heap (by Later) of arrivals beyond the window
-  size_t size_ = 0;
+  QueuedPacketPool packets_;  // before calendar_: destroyed after the arrivals that name its nodes
+  CalendarQueue<Arrival, &ArrivalQueue::Before> calendar_;
   uint64_t next_order_ = 0;
   ns3::EventId event_;
+  ns3::Ptr<ns3::EventImpl> fire_;  // the event that runs Fire, reused until it is cancelled
   int64_t event_at_ = std::numeric_limits<int64_t>::max();  // max: no event pending
   bool firing_ = false;
 };

@@ -1,19 +1,14 @@
 #include "emulator/ns3/model/sim_port.h"
 
-#include "emulator/ns3/model/arrival_queue.h"
-
 #include <algorithm>
 #include <cassert>
 #include <stdexcept>
 
+#include "emulator/ns3/model/arrival_queue.h"
+#include "emulator/ns3/model/bucket_scheduler.h"
 #include "ns3/simulator.h"
 
 namespace mrclab::emulator::sim {
-namespace {
-
-int64_t NowSteps() { return ns3::Simulator::Now().GetTimeStep(); }
-
-}  // namespace
 
 SimPort::SimPort(const PortConfig& config, PacketSink* far_end)
     : far_end_(far_end),
@@ -45,12 +40,12 @@ void SimPort::Retire(int64_t now) const {
 }
 
 uint64_t SimPort::QueuedBytes() const {
-  Retire(NowSteps());
+  Retire(SimNowSteps());
   return queued_bytes_;
 }
 
 const PortCounters& SimPort::Counters() const {
-  Retire(NowSteps());
+  Retire(SimNowSteps());
   return counters_;
 }
 
@@ -59,7 +54,7 @@ EnqueueResult SimPort::Enqueue(SimPacket&& packet) {
     ++counters_.fault_drops;
     return EnqueueResult::kFaultDrop;
   }
-  const int64_t now = NowSteps();
+  const int64_t now = SimNowSteps();
   Retire(now);
   const uint32_t wire = packet.WireBytes();
   if (queued_bytes_ + wire > buffer_bytes_) {
@@ -103,7 +98,7 @@ void SimPort::SetUp(bool up) {
   if (up == up_) return;
   up_ = up;
   if (up) return;
-  const int64_t now = NowSteps();
+  const int64_t now = SimNowSteps();
   Retire(now);
   // The queue, the packet serialising and those on the wire: each node stays with its
   // arrival, which frees it and delivers nothing.
@@ -129,7 +124,7 @@ void SimPort::SetLossRate(double rate) {
 
 void SimPort::SetRate(uint64_t bps) {
   if (bps == 0) throw std::invalid_argument("a port needs a positive rate");
-  const int64_t now = NowSteps();
+  const int64_t now = SimNowSteps();
   Retire(now);
   // The first unfinished packet started when the one before it finished (by now), so it is
   // serialising and keeps its timing; the packets behind it are unlinked and re-timed (with
@@ -165,7 +160,7 @@ void SimPort::Deliver(QueuedPacket* node, uint64_t seq) {
     packets_->Give(node);
     return;
   }
-  Retire(NowSteps());
+  Retire(SimNowSteps());
   assert(node == head_ && node != unfinished_);
   head_ = node->next;
   if (head_ == nullptr) tail_ = nullptr;
@@ -184,7 +179,7 @@ void SimPort::Deliver(QueuedPacket* node, uint64_t seq) {
 void SimPort::SetOnTxSpace(std::function<void()> callback) {
   on_tx_space_ = std::move(callback);
   if (!on_tx_space_) return;  // (clearing needs no clock: it may run after the simulation)
-  const int64_t now = NowSteps();
+  const int64_t now = SimNowSteps();
   Retire(now);
   if (2 * queued_bytes_ >= buffer_bytes_) ArmTxSpace(now);
 }
@@ -205,7 +200,7 @@ void SimPort::ArmTxSpace(int64_t now) {
 
 void SimPort::TxSpaceDue() {
   tx_space_armed_ = false;
-  const int64_t now = NowSteps();
+  const int64_t now = SimNowSteps();
   Retire(now);
   if (2 * queued_bytes_ >= buffer_bytes_) {
     ArmTxSpace(now);  // more was queued since it was armed

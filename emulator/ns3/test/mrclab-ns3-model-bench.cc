@@ -4,7 +4,7 @@
 // Prints packet-hops and ns-3 events per wall-clock second of Simulator::Run().
 //
 //   mrclab_ns3_model_bench [--lab=labs/clos4.yaml] [--packets=20] [--payload=4096]
-//                          [--scheduler=ns3::MapScheduler|ns3::HeapScheduler|...]
+//                          [--scheduler=ns3::MapScheduler|mrclab::BucketScheduler|...]
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "emulator/lab_spec.h"
+#include "emulator/ns3/model/bucket_scheduler.h"
 #include "emulator/ns3/model/sim_fabric.h"
 #include "ns3/command-line.h"
 #include "ns3/object-factory.h"
@@ -78,6 +79,7 @@ int main(int argc, char* argv[]) {
   cmd.AddValue("scheduler", "ns-3 scheduler TypeId", scheduler);
   cmd.Parse(argc, argv);
 
+  mrclab::emulator::sim::BucketScheduler::GetTypeId();  // registers mrclab::BucketScheduler
   ns3::ObjectFactory scheduler_factory;
   scheduler_factory.SetTypeId(scheduler);
   ns3::Simulator::SetScheduler(scheduler_factory);
