@@ -13,7 +13,9 @@ std::pair<double, std::string> NumberAndUnit(const std::string& text) {
   const char* begin = text.c_str();
   char* end = nullptr;
   const double value = std::strtod(begin, &end);
-  if (end == begin || !std::isfinite(value)) throw std::invalid_argument("'" + text + "' is not a number");
+  // (strtod also reads hexadecimal, "inf" and "nan": none is a quantity in a scenario)
+  const bool hex = text.find_first_of("xX") < static_cast<size_t>(end - begin);
+  if (end == begin || hex || !std::isfinite(value)) throw std::invalid_argument("'" + text + "' is not a number");
   std::string unit(end);
   while (!unit.empty() && unit.front() == ' ') unit.erase(0, 1);
   return {value, unit};
@@ -44,6 +46,13 @@ double ParseSeconds(const std::string& text) {
   if (!(seconds <= kMaxDrillSeconds))
     throw std::invalid_argument("'" + text + "' is longer than a day, the longest time a drill may take");
   return seconds;
+}
+
+double ParseBound(const std::string& text) {
+  auto [value, unit] = NumberAndUnit(text);
+  if (!unit.empty()) throw std::invalid_argument("'" + text + "' is not a number");
+  if (value < 0) throw std::invalid_argument("'" + text + "' is negative: a bound is 0 or more");
+  return value;
 }
 
 double ParseFraction(const std::string& text) {

@@ -319,7 +319,7 @@ SloSpec ParseSlo(const std::string& file, size_t index, const YAML::Node& node) 
   if (s.slo != "no_interruption") {
     if (!f.Has("max")) f.Fail(f.Field("max"), "required for " + s.slo);
     s.max = f.Parse<double>("max", 0, [&](const std::string& t) {
-      return s.slo == "step_time_max" || s.slo == "recovery_time_max" ? ParseSeconds(t) : std::stod(t);
+      return s.slo == "step_time_max" || s.slo == "recovery_time_max" ? ParseSeconds(t) : ParseBound(t);
     });
   } else if (f.Has("max")) {
     f.Fail(f.Field("max"), "no_interruption takes no max");

@@ -46,6 +46,11 @@ TEST(Quantities, ParseWithUnitsAndRefuseNonsense) {
   EXPECT_THROW(ParseBytes("1 parsec"), std::invalid_argument);
   EXPECT_THROW(ParseSeconds("-1s"), std::invalid_argument);
   EXPECT_THROW(ParseFraction("150%"), std::invalid_argument);
+  EXPECT_DOUBLE_EQ(ParseBound("3.0"), 3.0);
+  EXPECT_DOUBLE_EQ(ParseBound("0"), 0.0);
+  for (const char* bad : {"-1", "nan", "inf", "1e400", "0x10", "3 s", ""})
+    EXPECT_THROW(ParseBound(bad), std::invalid_argument) << bad;
+  EXPECT_THROW(ParseSeconds("0x10ms"), std::invalid_argument);
   EXPECT_EQ(FormatBytes(1048576), "1MiB");
 }
 

@@ -56,7 +56,7 @@ class FaultExecutor {
     if (pf.ev_deny)
       for (int ev : pf.ev_deny->evs) job_.SetEvDenied(pf.ev_deny->from, pf.ev_deny->to, ev, true);
     if (pf.port_disable) job_.SetPortEnabled(pf.port_disable->host, pf.port_disable->plane, false);
-    held_[f] = ids;
+    held_[f] = {ids, w};
     run_.faults[f].windows.push_back({ctx_.backend.Now(), 0});
     Changed(pf, w, "fault_applied");
     if (ctx_.metrics) ctx_.metrics->FaultApplied(std::string(ToString(pf.kind)));
@@ -69,7 +69,7 @@ class FaultExecutor {
     // Each part is tried once: one that cannot be reverted stays active in the lab's fault
     // journal (mrclab fault revert, or destroy) instead of being waited for again here.
     std::exception_ptr failed;
-    for (auto id = it->second.rbegin(); id != it->second.rend(); ++id) try {
+    for (auto id = it->second.ids.rbegin(); id != it->second.ids.rend(); ++id) try {
         ctx_.backend.RevertFault(*id);
       } catch (...) {
         if (!failed) failed = std::current_exception();
@@ -83,8 +83,13 @@ class FaultExecutor {
     if (failed) std::rethrow_exception(failed);
   }
 
+  // At the end: what lasts until the end, and (max_duration reached) windows cut short.
   void RevertAll() {
-    while (!held_.empty()) Revert(held_.rbegin()->first, 0);
+    while (!held_.empty()) {
+      const auto& [f, held] = *held_.rbegin();
+      if (ctx_.plan.faults[f].windows[held.window].revert != kUntilEnd) ++run_.faults[f].windows_cut_short;
+      Revert(f, held.window);
+    }
   }
 
  private:
@@ -100,7 +105,11 @@ class FaultExecutor {
   const TransportRunContext& ctx_;
   Job& job_;
   TransportRun& run_;
-  std::map<size_t, std::vector<int>> held_;  // fault -> backend fault ids, while applied
+  struct Held {
+    std::vector<int> ids;  // the backend's fault ids
+    size_t window;
+  };
+  std::map<size_t, Held> held_;  // by fault, while applied
   std::atomic<int> active_count_{0};
 };
 

@@ -70,6 +70,9 @@ std::vector<std::string> NotTested(const std::vector<TransportRun>& runs, const 
     for (size_t i = 0; i < run.faults.size() && i < planned_windows.size(); ++i) {
       const FaultRecord& f = run.faults[i];
       const size_t planned = planned_windows[i], applied = f.windows.size();
+      if (f.windows_cut_short > 0)
+        out.push_back(run.transport.name + ": fault " + std::to_string(f.index) + " (" + f.description + ") held " +
+                      std::to_string(f.windows_cut_short) + " of its windows for less than planned (max_duration reached)");
       if (applied >= planned) continue;
       out.push_back(run.transport.name + ": fault " + std::to_string(f.index) + " (" + f.description + ") applied in " +
                     std::to_string(applied) + " of " + std::to_string(planned) + " windows" +

@@ -30,6 +30,7 @@ struct FaultRecord {
   std::vector<std::pair<double, double>> windows;  // applied, reverted (unix s; 0 = never)
   std::optional<double> recovery_seconds;           // worst window; none if no step recovered
   std::string error;                                // when applying failed
+  int windows_cut_short = 0;  // applied windows that max_duration ended before their revert
 };
 
 struct TransportRun {
@@ -65,8 +66,8 @@ std::vector<SloResult> EvaluateSlos(const std::vector<SloSpec>& slos, const std:
 // What a drill said it would test and did not: every window of every planned fault
 // (planned_windows[i] for TransportRun::faults[i]) must have been applied while each transport's job ran, unless the job
 // was interrupted before it (the interruption is the finding then). One line per gap, e.g.
-// "mrc: fault 1 (blackhole ...) applied in 0 of 1 windows (max_duration reached)".
-// A drill with a gap cannot pass.
+// "mrc: fault 1 (blackhole ...) applied in 0 of 1 windows (max_duration reached)"; a window
+// that max_duration ended before its planned revert is a gap too. A drill with a gap cannot pass.
 std::vector<std::string> NotTested(const std::vector<TransportRun>& runs, const std::vector<size_t>& planned_windows);
 
 // "Rode through", independent of the scenario's SLOs: the job was never interrupted and lost

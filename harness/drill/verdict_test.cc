@@ -100,5 +100,15 @@ TEST(Verdict, NotTestedNamesEveryPlannedWindowThatWasNotApplied) {
   EXPECT_TRUE(NotTested({mrc, rc}, {2, 1}).empty());
 }
 
+TEST(Verdict, AWindowThatMaxDurationCutShortIsNotTested) {
+  TransportRun mrc = MakeRun({1, 1, 1}, 2);
+  mrc.faults.push_back({0, "blackhole", "blackhole c:d", {{1001, 1001.5}}, {}, ""});
+  EXPECT_TRUE(NotTested({mrc}, {1}).empty());
+  mrc.faults[0].windows_cut_short = 1;  // planned for 2 s, ended by max_duration after 0.5 s
+  const auto gaps = NotTested({mrc}, {1});
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0], "mrc: fault 0 (blackhole c:d) held 1 of its windows for less than planned (max_duration reached)");
+}
+
 }  // namespace
 }  // namespace mrclab::harness

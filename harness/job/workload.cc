@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <set>
 #include <stdexcept>
-#include <unordered_map>
 
 #include "harness/job/collective_data.h"
 #include "harness/job/ev_plan.h"
 #include "harness/job/source_ports.h"
+#include "mrc/core/flat_id_map.h"
 #include "mrc/core/rng.h"
 
 namespace mrclab::harness {
@@ -61,8 +61,9 @@ struct Workload::Host {
   struct QpOwner {
     Rank* rank;
     int peer, lane;
+    mrc::Qp* qp;
   };
-  std::map<uint32_t, QpOwner> qp_owner;  // qpn -> (rank, peer rank, lane)
+  mrc::FlatIdMap<QpOwner> qp_owner;  // qpn -> (rank, peer rank, lane, the QP)
   std::deque<WorkloadOutput> outbox;
 };
 
@@ -71,6 +72,14 @@ struct Workload::Rank {
   Host* host = nullptr;
   mrc::CompletionQueue* cq = nullptr;
   std::map<int, std::vector<mrc::Qp*>> qp_to;  // peer rank -> our QPs to it (qps_per_peer lanes)
+  // What a send to a peer needs, found by the peer's rank without a walk over qp_to or a read
+  // of the peer's Rank (cold lines at thousands of ranks).
+  struct PeerLink {
+    const std::vector<mrc::Qp*>* lanes;  // qp_to's
+    uint64_t landing_va;                  // the peer's landing region
+    uint32_t landing_rkey;
+  };
+  mrc::FlatIdMap<PeerLink> links;
   std::vector<std::vector<uint32_t>> data, output;  // per collective
   std::vector<mrc::MemoryRegion> data_mr;
   std::vector<uint8_t> landing;
@@ -82,10 +91,10 @@ struct Workload::Rank {
     int pieces = 0;
     bool ok = true;
   };
-  std::unordered_map<int, Landed> landed;
-  // Per (peer, lane): the (collective, phase) to look for its next message from. A QP completes
-  // messages in order, so a message's place in that order names its slot.
-  std::map<std::pair<int, int>, std::pair<size_t, size_t>> next_from;
+  mrc::FlatIdMap<Landed> landed;  // by slot
+  // Per (peer, lane), keyed by PeerLane: the (collective, phase) to look for its next message
+  // from. A QP completes messages in order, so a message's place in that order names its slot.
+  mrc::FlatIdMap<std::pair<size_t, size_t>> next_from;
   // Step state.
   bool active = false;
   mrc::Timestamp compute_end = mrc::Timestamp::Infinite();
@@ -216,12 +225,17 @@ void Workload::Connect(const emulator::ResolvedLab& lab, const QpConfigFn& qp_co
       rb.host->binding.set_routes(qb.qpn(), p.b_to_a);
       ra.qp_to[b].push_back(&qa);
       rb.qp_to[a].push_back(&qb);
-      ra.host->qp_owner[qa.qpn()] = {&ra, b, lane};
-      rb.host->qp_owner[qb.qpn()] = {&rb, a, lane};
+      ra.host->qp_owner.Put(qa.qpn(), {&ra, b, lane, &qa});
+      rb.host->qp_owner.Put(qb.qpn(), {&rb, a, lane, &qb});
       // Receive credits: two steps' worth, so a fast neighbour's next step never waits, up to
       // kMaxReceiveCredits (a long ring's sender then waits for credit, as verbs' RNR would).
       for (int i = 0; i < std::min(2 * receives[{a, b}] + 4, kMaxReceiveCredits); ++i) qa.PostRecv(0);
       for (int i = 0; i < std::min(2 * receives[{b, a}] + 4, kMaxReceiveCredits); ++i) qb.PostRecv(0);
+    }
+  for (const auto& rank : ranks_)
+    for (const auto& [peer, lanes] : rank->qp_to) {
+      const Rank& to = *ranks_[peer];
+      rank->links.Put(static_cast<uint32_t>(peer), {&lanes, to.landing_mr.va, to.landing_mr.rkey});
     }
 }
 
@@ -292,16 +306,15 @@ void Workload::OnProgress(int host, mrc::Timestamp now) {
   while (auto e = ctx.PollEvent()) {
     Host& h = *hosts_[host];
     if (auto* s = std::get_if<mrc::EvStateChanged>(&*e)) {
-      auto it = h.qp_owner.find(s->qpn);
-      if (it == h.qp_owner.end()) continue;
-      const Host::QpOwner& o = it->second;
+      const Host::QpOwner* owner = h.qp_owner.Find(s->qpn);
+      if (!owner) continue;
+      const Host::QpOwner& o = *owner;
       Output(h, WorkloadEvent{s->at, {{"type", "ev_state"}, {"qp", QpName(*o.rank, o.peer, o.lane)},
                                       {"ev", s->ev}, {"from", mrc::ToString(s->from)}, {"to", mrc::ToString(s->to)},
                                       {"reason", mrc::ToString(s->reason)}}});
     } else if (auto* q = std::get_if<mrc::QpStateChanged>(&*e)) {
-      auto it = h.qp_owner.find(q->qpn);
-      const std::string name =
-          it == h.qp_owner.end() ? std::to_string(q->qpn) : QpName(*it->second.rank, it->second.peer, it->second.lane);
+      const Host::QpOwner* o = h.qp_owner.Find(q->qpn);
+      const std::string name = o ? QpName(*o->rank, o->peer, o->lane) : std::to_string(q->qpn);
       Output(h, WorkloadEvent{q->at, {{"type", "qp_state"}, {"qp", name}, {"to", mrc::ToString(q->to)},
                                       {"reason", std::string(q->reason)}}});
       if (q->to == mrc::QpState::kError)
@@ -318,9 +331,9 @@ void Workload::OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp n
   }
   if (wc.opcode == mrc::WcOpcode::kRecvWriteWithImm) {
     const uint32_t imm = wc.immediate.value_or(0);
-    auto owner = r.host->qp_owner.find(wc.qpn);
-    const int peer = owner == r.host->qp_owner.end() ? -1 : owner->second.peer;
-    const int lane = peer < 0 ? 0 : owner->second.lane;
+    const Host::QpOwner* owner = r.host->qp_owner.Find(wc.qpn);
+    const int peer = owner ? owner->peer : -1;
+    const int lane = owner ? owner->lane : 0;
     const Incoming in = peer < 0 ? Incoming{} : NextSlotFrom(r, peer, lane);
     const int slot = in.slot;
     const Piece piece = slot < 0 ? Piece{} : PieceOf(words_[in.collective], config_.qps_per_peer, lane);
@@ -329,7 +342,8 @@ void Workload::OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp n
       const bool ok = config_.payload == PayloadMode::kVirtual ||
                       Checksum24(r.landing.data() + LandingOffset(slot) + piece.offset, wc.byte_len) ==
                           (imm & 0xffffff);
-      Rank::Landed& l = r.landed[slot];
+      Rank::Landed* found = r.landed.Find(static_cast<uint32_t>(slot));
+      Rank::Landed& l = found ? *found : r.landed.Put(static_cast<uint32_t>(slot), {});
       ++l.pieces;
       l.ok = l.ok && ok;
       if (!ok)
@@ -338,7 +352,7 @@ void Workload::OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp n
     } else {
       r.bytes_bad += wc.byte_len;
     }
-    if (peer >= 0) r.qp_to[peer][lane]->PostRecv(0);
+    if (owner) owner->qp->PostRecv(0);
   } else {
     --r.sends_pending;
   }
@@ -348,7 +362,9 @@ void Workload::OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp n
 // The slot of the next message from `peer`: the next phase (wrapping into the next step) in
 // which r receives from it. -1 if r never does.
 Workload::Incoming Workload::NextSlotFrom(Rank& r, int peer, int lane) const {
-  auto& [c, k] = r.next_from[{peer, lane}];
+  const uint32_t key = static_cast<uint32_t>(peer) * kMaxQpsPerPeer + static_cast<uint32_t>(lane);
+  std::pair<size_t, size_t>* cursor = r.next_from.Find(key);
+  auto& [c, k] = cursor ? *cursor : r.next_from.Put(key, {0, 0});
   for (size_t tries = 0; tries < plan_.phases_per_step(); ++tries) {
     const Incoming in{plan_.SlotFrom(r.id, c, k, peer), c};
     if (++k == plan_.phases(c)) {
@@ -388,8 +404,9 @@ void Workload::PostSends(Rank& r, const Phase& phase, mrc::Timestamp now) {
   const size_t c = r.collective;
   const bool virtual_payload = config_.payload == PayloadMode::kVirtual;
   for (const SendOp& s : phase.sends) {
-    const Rank& peer = *ranks_[s.peer];
-    const std::vector<mrc::Qp*>& lanes = r.qp_to.at(s.peer);
+    const Rank::PeerLink* link = r.links.Find(static_cast<uint32_t>(s.peer));
+    if (!link) throw std::logic_error("rank " + std::to_string(r.id) + " has no QP to rank " + std::to_string(s.peer));
+    const std::vector<mrc::Qp*>& lanes = *link->lanes;
     const auto& input = r.data[c];  // (empty with virtual payload: its checksum is not computed)
     for (int lane = 0; lane < static_cast<int>(lanes.size()); ++lane) {
       // Virtual payload: every piece reads the start of the one shared chunk of zeros.
@@ -400,8 +417,8 @@ void Workload::PostSends(Rank& r, const Phase& phase, mrc::Timestamp now) {
       wr.lkey = r.data_mr[c].lkey;
       wr.local_addr = r.data_mr[c].va + from;
       wr.length = static_cast<uint32_t>(piece.bytes);
-      wr.remote_addr = peer.landing_mr.va + LandingOffset(s.remote_slot) + (virtual_payload ? 0 : piece.offset);
-      wr.rkey = peer.landing_mr.rkey;
+      wr.remote_addr = link->landing_va + LandingOffset(s.remote_slot) + (virtual_payload ? 0 : piece.offset);
+      wr.rkey = link->landing_rkey;
       wr.immediate = Immediate(
           s.remote_slot,
           virtual_payload ? 0 : Checksum24(reinterpret_cast<const uint8_t*>(input.data()) + from, piece.bytes));
@@ -434,21 +451,22 @@ void Workload::Advance(Rank& r, mrc::Timestamp now) {
       PostSends(r, phase, now);
     }
     for (const RecvOp& recv : phase.recvs) {
-      auto it = r.landed.find(recv.slot);
-      if (it == r.landed.end() || it->second.pieces < config_.qps_per_peer) return;
+      const Rank::Landed* l = r.landed.Find(static_cast<uint32_t>(recv.slot));
+      if (!l || l->pieces < config_.qps_per_peer) return;
     }
     const uint64_t chunk_bytes = words_[c] * sizeof(uint32_t);
     const bool all_to_all = kinds_[c] == CollectiveKind::kAllToAll;
     const bool virtual_payload = config_.payload == PayloadMode::kVirtual;
     for (const RecvOp& recv : phase.recvs) {
       if (virtual_payload) {  // the chunk's checksum is all there is to check
-        (r.landed[recv.slot].ok ? r.bytes_ok : r.bytes_bad) += chunk_bytes;
+        const Rank::Landed* l = r.landed.Find(static_cast<uint32_t>(recv.slot));
+        (!l || l->ok ? r.bytes_ok : r.bytes_bad) += chunk_bytes;
       } else {
         const auto* src = reinterpret_cast<const uint32_t*>(r.landing.data() + LandingOffset(recv.slot));
         uint32_t* dst = (all_to_all ? r.output[c] : r.data[c]).data() + recv.chunk * words_[c];
         ApplyReceive(recv.reduce, src, dst, words_[c]);
       }
-      r.landed.erase(recv.slot);
+      r.landed.Erase(static_cast<uint32_t>(recv.slot));
     }
     if (++r.phase < plan_.phases(c)) {
       r.phase_sent = false;
@@ -550,8 +568,8 @@ std::vector<nlohmann::json> Workload::DescribeUnfinished(int host) const {
       rank["phase"] = r->phase;
       rank["phases"] = plan_.phases(r->collective);
       for (const RecvOp& recv : plan_.At(r->id, r->collective, r->phase).recvs) {
-        auto it = r->landed.find(recv.slot);
-        if (it == r->landed.end() || it->second.pieces < config_.qps_per_peer) waiting.push_back(recv.peer);
+        const Rank::Landed* l = r->landed.Find(static_cast<uint32_t>(recv.slot));
+        if (!l || l->pieces < config_.qps_per_peer) waiting.push_back(recv.peer);
       }
     }
     rank["waiting_for"] = waiting;

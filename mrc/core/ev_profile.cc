@@ -71,6 +71,8 @@ void EvTable::Transition(size_t i, EvState to, EvReason reason, Timestamp now) {
   const EvState from = e.state;
   if (from == EvState::kAssumedBad) --assumed_bad_;
   if (to == EvState::kAssumedBad) ++assumed_bad_;
+  if (from == EvState::kDenied) --denied_;
+  if (to == EvState::kDenied) ++denied_;
   e.state = to;
   e.reason = reason;
   e.consecutive_losses = 0;

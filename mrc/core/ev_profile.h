@@ -89,6 +89,8 @@ class EvTable {
 
   size_t GoodCount() const;
   size_t AssumedBadCount() const { return assumed_bad_; }  // O(1): the prober's fast path
+  // Every EV DENIED (a controller disabled every plane): nothing, not even an ACK, can leave.
+  bool AllDenied() const { return !entries_.empty() && denied_ == entries_.size(); }
   bool Usable(size_t i, Timestamp now) const {
     return entries_[i].state == EvState::kGood && entries_[i].penalized_until <= now;
   }
@@ -120,6 +122,7 @@ class EvTable {
   EvPolicyConfig config_;
   EventSink* sink_;
   size_t assumed_bad_ = 0;  // entries in EvState::kAssumedBad
+  size_t denied_ = 0;       // entries in EvState::kDenied
 };
 
 }  // namespace mrclab::mrc

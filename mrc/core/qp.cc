@@ -96,7 +96,7 @@ void Qp::OnProbe(Timestamp now, const Packet& p) {
 }
 
 std::optional<Transmit> Qp::PollTransmit(Timestamp now, std::span<uint8_t> out, bool elide_zeros) {
-  if (state_ != QpState::kReadyToSend) return std::nullopt;
+  if (state_ != QpState::kReadyToSend || !CanTransmit()) return std::nullopt;
   if (!probe_replies_.empty()) {
     ProbeReply r = probe_replies_.front();
     Packet p;
@@ -136,8 +136,12 @@ std::optional<Transmit> Qp::PollTransmit(Timestamp now, std::span<uint8_t> out, 
 Timestamp Qp::NextTimeout() const {
   if (state_ != QpState::kReadyToSend) return Timestamp::Infinite();
   Timestamp t = Timestamp::Infinite();
-  if (ack_.pending) t = Min(t, ack_.deadline);
-  t = Min(t, credit_repeat_at_);
+  // An ACK waits while no EV may carry it: its deadline would stay due and a driver fire it
+  // at the same instant for ever. Enabling an EV makes it due again.
+  if (CanTransmit()) {
+    if (ack_.pending) t = Min(t, ack_.deadline);
+    t = Min(t, credit_repeat_at_);
+  }
   t = Min(t, rack_timer_);
   if (!tx_log_.empty()) {
     const Duration timeout = is_mrc() ? rtt_.rto() : config_.rc_ack_timeout;

@@ -187,6 +187,11 @@ class Qp {
   };
 
   bool is_mrc() const { return config_.mode == TransportMode::kMrc; }
+  // Whether a controller left this QP a way out: MRC needs one EV not DENIED, RC (pinned to
+  // one path, no other) its own EV.
+  bool CanTransmit() const {
+    return is_mrc() ? !evs_.AllDenied() : evs_.at(rc_ev_index_).state != EvState::kDenied;
+  }
   SendWr& WrFor(uint32_t msg_seq) { return wrs_[msg_seq - wrs_front_seq_]; }
   SentPacket& Sent(uint64_t psn) { return sent_[psn - sent_base_psn_]; }
   Duration Penalty() const;

@@ -142,5 +142,31 @@ TEST(LoopFailoverTest, ControllerDenyProbeAndDisablePlane) {
   EXPECT_EQ(pair.qa().EnablePlane(0, pair.net().now()), 4u);
 }
 
+// Every plane of both ends disabled mid-transfer (a host whose every NIC port a controller took
+// out): nothing can be sent, so no deadline may stay due (the driver would fire it at the
+// same instant for ever); the QP waits, and finishes its work once a plane is enabled again.
+TEST(LoopFailoverTest, AllPlanesDisabledLeavesNoDeadlineDueAndResumes) {
+  LoopPair pair(SmallConfig(TransportMode::kMrc, 8), 8 << 20);
+  pair.net().SetDefaultPath(TenGigPath());
+  pair.PostWrites(40, 64 * 1024, false);
+  ASSERT_TRUE(pair.RunUntil([&] { return pair.send_done().size() >= 10; }, Duration::Milliseconds(10)));
+  ASSERT_LT(pair.send_done().size(), 40u);
+  for (int plane : {0, 1}) {
+    pair.qa().DisablePlane(plane, pair.net().now());
+    pair.qb().DisablePlane(plane, pair.net().now());
+  }
+  uint64_t rounds = 0;  // the loop driver's rounds: each advances time or delivers a packet
+  EXPECT_FALSE(pair.RunUntil([&] { return ++rounds > 100'000; }, Duration::Milliseconds(50)));
+  EXPECT_LE(rounds, 100'000u) << "a deadline stayed due while nothing could be sent";
+  const Timestamp now = pair.net().now();
+  EXPECT_GT(pair.a().NextTimeout(), now);
+  EXPECT_GT(pair.b().NextTimeout(), now);
+  pair.qa().EnablePlane(1, now);
+  pair.qb().EnablePlane(1, now);
+  ASSERT_TRUE(pair.RunToCompletion(Duration::Seconds(2)));
+  pair.ExpectAllSucceeded();
+  pair.ExpectBytesDelivered();
+}
+
 }  // namespace
 }  // namespace mrclab::mrc

@@ -110,5 +110,34 @@ TEST(RcBaselineTest, RetryExhaustionIsAQpError) {
   }
 }
 
+// A controller that denies RC's one path (ev_deny, or port_disable of its plane) stops it: RC
+// has no other path to move to, so nothing leaves while the deny lasts (and no deadline stays
+// due); allowed again, it finishes.
+TEST(RcBaselineTest, DeniedPathStopsItUntilAllowed) {
+  LoopPair pair(SmallConfig(TransportMode::kRc, 8));
+  pair.net().SetDefaultPath(TenGigPath());
+  pair.PostWrites(16, 16 * 1024, false);
+  ASSERT_FALSE(pair.RunUntil([&] { return pair.send_done().size() >= 16; }, Duration::Microseconds(30)));
+  const uint16_t ev = RcEv(pair);
+  ASSERT_TRUE(pair.qa().DenyEv(ev, pair.net().now()));
+  ASSERT_TRUE(pair.qb().DenyEv(ev, pair.net().now()));
+  pair.RunUntil([] { return false; }, Duration::Milliseconds(1));  // what was on the wire lands
+  const size_t done = pair.send_done().size();
+  ASSERT_LT(done, 16u);
+  const uint64_t sent = pair.qa().ListEvs()[ev].counters.tx_data + pair.qa().ListEvs()[ev].counters.tx_retransmits;
+  uint64_t rounds = 0;
+  EXPECT_FALSE(pair.RunUntil([&] { return ++rounds > 100'000; }, Duration::Milliseconds(20)));
+  EXPECT_LE(rounds, 100'000u) << "a deadline stayed due while nothing could be sent";
+  EXPECT_EQ(pair.send_done().size(), done);
+  const auto evs = pair.qa().ListEvs();
+  EXPECT_EQ(evs[ev].counters.tx_data + evs[ev].counters.tx_retransmits, sent);
+  for (const auto& s : evs) EXPECT_EQ(s.counters.tx_data > 0, s.id == ev) << "ev " << s.id;
+  ASSERT_TRUE(pair.qa().AllowEv(ev, pair.net().now()));
+  ASSERT_TRUE(pair.qb().AllowEv(ev, pair.net().now()));
+  ASSERT_TRUE(pair.RunToCompletion());
+  pair.ExpectAllSucceeded();
+  pair.ExpectBytesDelivered();
+}
+
 }  // namespace
 }  // namespace mrclab::mrc

@@ -86,6 +86,45 @@ def test_blackhole_interrupts_rc_on_its_pinned_path(tmp_path):
     assert not rc["rode_through"] and "retry_exceeded" in rc["job"]["reason"]
 
 
+def test_overlapping_faults_on_one_link_each_hold_until_their_own_revert(tmp_path):
+    # A short blackhole inside a long one on RC's pinned path: the short one's revert must not
+    # lift the long one (they compose, as each fault's own nft table does in an emulated lab).
+    path = scenario(tmp_path, "sim-overlap", ["{at: 100ms, kind: blackhole, target: p1-leaf1:spine1, duration: 2s}",
+                                              "{at: 120ms, kind: blackhole, target: p1-leaf1:spine1, duration: 30ms}"],
+                    transports=("mrc", "rc"))
+    path.write_text(path.read_text().replace("seed: 3", "seed: 7"))
+    _, result, _ = drill(tmp_path, path)
+    assert transport(result, "mrc")["rode_through"]
+    rc = transport(result, "rc")
+    assert not rc["rode_through"] and "retry_exceeded" in rc["job"]["reason"], rc["job"]
+
+
+def test_every_port_of_a_host_disabled_waits_and_resumes(tmp_path):
+    # Nothing can leave host0 while both its ports are out of service: its QPs wait (no
+    # deadline may stay due, which once spun the simulation at one instant for ever) and the
+    # step finishes once they are back.
+    path = scenario(tmp_path, "sim-no-ports", ["{at: 100ms, kind: port_disable, target: {host: host0, plane: 0}, duration: 300ms}",
+                                               "{at: 100ms, kind: port_disable, target: {host: host0, plane: 1}, duration: 300ms}"])
+    status, result, _ = drill(tmp_path, path)
+    assert status == 0, result["slos"]
+    mrc = transport(result, "mrc")
+    assert mrc["rode_through"] and mrc["job"]["bytes_lost"] == 0
+    assert [f["kind"] for f in mrc["faults"]] == ["port_disable", "port_disable"]
+
+
+def test_a_disabled_port_stops_rc_on_it_and_not_mrc(tmp_path):
+    # RC has one path per QP; with seed 7 host0's QPs to its ring neighbours are pinned to
+    # plane 1 and cannot leave it when a controller takes that port out: neither their data nor
+    # their ACKs leave host0, and the job is interrupted. MRC moves to plane 0.
+    path = scenario(tmp_path, "sim-rc-port", ["{at: 100ms, kind: port_disable, target: {host: host0, plane: 1}, duration: 5s}"],
+                    transports=("mrc", "rc"))
+    path.write_text(path.read_text().replace("seed: 3", "seed: 7"))
+    _, result, _ = drill(tmp_path, path)
+    assert transport(result, "mrc")["rode_through"]
+    rc = transport(result, "rc")
+    assert not rc["rode_through"] and rc["job"]["state"] == "interrupted", rc["job"]
+
+
 def test_a_plane_down_for_good_makes_mrc_lose_nothing_and_rc_stop(tmp_path):
     path = scenario(tmp_path, "sim-plane", ["{at: 100ms, kind: plane_down, target: 0}"], transports=("mrc", "rc"))
     _, result, _ = drill(tmp_path, path)

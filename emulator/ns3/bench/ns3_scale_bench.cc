@@ -18,7 +18,8 @@
 //     switches, the FIB of every switch), job (a Context per host, QPs, EV plans), step
 //     (simulate until every rank finished step 0). --stop-after ends the run after a phase.
 //   - The simulation runs on --scheduler (default: sim_scheduler.h's, as drills do).
-//   - While the step runs, a progress line on stderr each minute (simulated time, packet-hops).
+//   - While the step runs, a progress line on stderr every --progress-seconds of wall time
+//     (default 60: simulated time, packet-hops).
 //   - The heap is on transparent huge pages (huge_page_malloc.h; MRCLAB_HUGE_PAGES=0: not).
 //   - Prints a table, or one JSON object with --json. Exit status 1 if the step did not
 //     complete (a watchdog of 10 simulated seconds) or on a bad argument, 0 otherwise.
@@ -48,7 +49,6 @@ namespace {
 
 using namespace mrclab;
 using Clock = std::chrono::steady_clock;
-constexpr auto kProgressEvery = std::chrono::seconds(60);  // a progress line on stderr
 
 struct Options {
   int hosts = 1024, planes = 8, hosts_per_leaf = 32, spines_per_plane = 0;
@@ -56,6 +56,7 @@ struct Options {
   std::string link_rate = "100Gbit";
   std::string stop_after = "step";
   std::string scheduler{emulator::sim::kSimScheduler};
+  int progress_seconds = 60;  // a progress line on stderr this often while the step runs
   bool json = false;
 };
 
@@ -114,6 +115,9 @@ int main(int argc, char** argv) {
   app.add_option("--link-rate", o.link_rate, "Rate of every link (lab syntax: 100Gbit, 400Gbit, ...)");
   app.add_option("--stop-after", o.stop_after, "Last phase to run")->check(CLI::IsMember({"lab", "fabric", "job", "step"}));
   app.add_option("--scheduler", o.scheduler, "ns-3 scheduler TypeId")->capture_default_str();
+  app.add_option("--progress-seconds", o.progress_seconds, "Wall seconds between progress lines while the step runs")
+      ->check(CLI::Range(1, 86400))
+      ->capture_default_str();
   app.add_flag("--json", o.json, "One JSON object instead of the table");
   try {
     app.parse(argc, argv);
@@ -160,12 +164,13 @@ int main(int argc, char** argv) {
             lab, fabric, config, mrc::FabricQpConfig,
             [&](double deadline, const std::function<bool()>& done) {
               const auto start = Clock::now();
-              auto next_report = start + kProgressEvery;
+              const auto every = std::chrono::seconds(o.progress_seconds);
+              auto next_report = start + every;
               while (!done() && ns3::Simulator::Now().GetSeconds() < deadline) {
                 ns3::Simulator::Stop(ns3::MilliSeconds(1));
                 ns3::Simulator::Run();
                 if (Clock::now() >= next_report) {
-                  next_report += kProgressEvery;
+                  next_report += every;
                   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
                   const uint64_t hops = fabric->PacketHops();
                   std::fprintf(stderr, "scale bench: step: %.0f s wall, %.1f us simulated, %llu packet-hops (%.0f per wall second)\n",

@@ -89,35 +89,34 @@ class Ns3Backend : public harness::DrillBackend {
   int ApplyFault(const FaultAction& a) override {
     CheckNs3Supports(a.kind);
     ValidateFault(lab_, a);
-    const bool ab = a.direction != Direction::kBToA, ba = a.direction != Direction::kAToB;
+    active_[++last_id_] = a;
     switch (a.kind) {
       case FaultKind::kLinkDown: fabric_->SetLinkUp(a.link, false); break;
-      case FaultKind::kBlackhole: fabric_->SetBlackhole(a.link, ab, ba); break;
-      case FaultKind::kLoss: fabric_->SetLoss(a.link, ab, ba, a.loss_rate); break;
-      case FaultKind::kRate: fabric_->SetLinkRate(a.link, a.rate_bps); break;
+      case FaultKind::kBlackhole:
+      case FaultKind::kLoss:
+      case FaultKind::kRate: ApplyLinkFaults(a.link, a.kind); break;
       case FaultKind::kSwitchDown: fabric_->SetSwitchUp(a.node, false); break;
       case FaultKind::kPlaneDown: fabric_->SetPlaneHostLinksUp(a.plane, false); break;
       default: break;  // refused by CheckNs3Supports / ValidateFault
     }
     changed_since_converged_ = true;
-    active_[++last_id_] = a;
     return last_id_;
   }
 
   void RevertFault(int id) override {
     auto it = active_.find(id);
     if (it == active_.end()) return;
-    const FaultAction& a = it->second;
+    const FaultAction a = it->second;
+    active_.erase(it);
     switch (a.kind) {
       case FaultKind::kLinkDown: fabric_->SetLinkUp(a.link, true); break;
-      case FaultKind::kBlackhole: fabric_->SetBlackhole(a.link, false, false); break;
-      case FaultKind::kLoss: fabric_->SetLoss(a.link, false, false, 0); break;
-      case FaultKind::kRate: fabric_->SetLinkRate(a.link, 0); break;
+      case FaultKind::kBlackhole:
+      case FaultKind::kLoss:
+      case FaultKind::kRate: ApplyLinkFaults(a.link, a.kind); break;
       case FaultKind::kSwitchDown: fabric_->SetSwitchUp(a.node, true); break;
       case FaultKind::kPlaneDown: fabric_->SetPlaneHostLinksUp(a.plane, true); break;
       default: break;
     }
-    active_.erase(it);
   }
 
   int RevertLeftoverFaults() override { return 0; }  // a simulation starts from nothing
@@ -160,6 +159,28 @@ class Ns3Backend : public harness::DrillBackend {
   void CollectLogs(harness::RunRecorder&) override {}  // the run directory holds everything
 
  private:
+  // Sets a link's state of one kind from the faults of that kind in force on it, so that they
+  // overlap as in the netns backend (where each has its own nft table or the newest shaping
+  // stays): a direction drops all while any blackhole on it is in force, loses 1 - prod(1 - r)
+  // with losses r in force, and the link runs at the newest rate fault's rate (none: its own).
+  void ApplyLinkFaults(int link, FaultKind kind) {
+    bool blackhole[2] = {false, false};
+    double kept[2] = {1, 1};
+    uint64_t rate_bps = 0;
+    for (const auto& [id, f] : active_) {  // by id: the newest rate is the last
+      if (f.kind != kind || f.link != link) continue;
+      const bool on[2] = {f.direction != Direction::kBToA, f.direction != Direction::kAToB};
+      for (int d : {0, 1}) {
+        if (on[d] && kind == FaultKind::kBlackhole) blackhole[d] = true;
+        if (on[d] && kind == FaultKind::kLoss) kept[d] *= 1 - f.loss_rate;
+      }
+      if (kind == FaultKind::kRate) rate_bps = f.rate_bps;
+    }
+    if (kind == FaultKind::kBlackhole) fabric_->SetBlackhole(link, blackhole[0], blackhole[1]);
+    if (kind == FaultKind::kLoss) fabric_->SetLoss(link, 1 - kept[0], 1 - kept[1]);
+    if (kind == FaultKind::kRate) fabric_->SetLinkRate(link, rate_bps);
+  }
+
   ResolvedLab lab_;
   Ns3BackendOptions options_;
   ns3::Ptr<SimFabric> fabric_;

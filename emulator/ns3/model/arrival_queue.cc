@@ -11,13 +11,14 @@ namespace mrclab::emulator::sim {
 namespace {
 
 constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+constexpr int kSinkStages = 2;  // PacketSink::Prefetch stages, 0 and 1
 
 }  // namespace
 
 ArrivalQueue::~ArrivalQueue() { event_.Cancel(); }
 
 void ArrivalQueue::Push(int64_t at, SimPort* port, uint64_t seq, QueuedPacket* node) {
-  calendar_.Push({at, next_order_++, port, seq, node});
+  calendar_.Push({at, next_order_++, port, seq, node, port->far_end_});
   if (!firing_ && at < event_at_) Arm();
 }
 
@@ -43,11 +44,20 @@ void ArrivalQueue::Fire() {
   calendar_.SetNow(now);
   for (const Arrival* first = calendar_.Earliest(); first != nullptr && first->at <= now; first = calendar_.Earliest()) {
     const Arrival a = calendar_.PopEarliest();
-    if (const Arrival* next = calendar_.PeekSortedFront()) {  // its lines load while this one runs
-      __builtin_prefetch(next->port);
-      __builtin_prefetch(next->node);
-      __builtin_prefetch(reinterpret_cast<const char*>(next->node) + 64);
+    // Prefetching while this arrival runs, in stages, each on an arrival due sooner than the
+    // one before, so that each finds the lines the stage before asked for: the port, the packet
+    // and the far end of the kSinkStages-th next; then the far end's stages 0, 1, ... (what it
+    // looks up first, what that points at, ...) for the ones after, the last for the next.
+    if (const Arrival* later = calendar_.PeekSortedFront(kSinkStages)) {
+      later->port->Prefetch();
+      __builtin_prefetch(later->node);
+      __builtin_prefetch(reinterpret_cast<const char*>(later->node) + 64);
+      __builtin_prefetch(later->sink);  // a switch's home table is on its second line
+      __builtin_prefetch(reinterpret_cast<const char*>(later->sink) + 64);
     }
+    for (int stage = 0; stage < kSinkStages; ++stage)
+      if (const Arrival* sooner = calendar_.PeekSortedFront(kSinkStages - 1 - stage))
+        sooner->sink->Prefetch(sooner->node->packet, stage);
     a.port->Deliver(a.node, a.seq);
   }
   firing_ = false;

@@ -35,6 +35,7 @@
 
 namespace mrclab::emulator::sim {
 
+class PacketSink;
 class SimPort;
 
 class ArrivalQueue {
@@ -65,6 +66,7 @@ class ArrivalQueue {
     SimPort* port;
     uint64_t seq;
     QueuedPacket* node;
+    const PacketSink* sink;  // the port's far end (prefetched ahead)
   };
   static bool Before(const Arrival& a, const Arrival& b) { return a.at != b.at ? a.at < b.at : a.order < b.order; }
 

@@ -63,11 +63,13 @@ class CalendarQueue {
     if (front_ >= 0 || FindFront()) return &Slot(front_)[front_pos_];
     return far_.empty() ? nullptr : &far_.front();
   }
-  // The earliest item if its bucket is sorted already, else null; sorts nothing (for prefetching
-  // what the next item points at while the last one runs).
-  const T* PeekSortedFront() const {
+  // The item `ahead` places after the earliest if the earliest's bucket is sorted already and
+  // holds it, else null; sorts nothing (for prefetching what the next items point at while the
+  // last one runs).
+  const T* PeekSortedFront(size_t ahead = 0) const {
     if (front_ < 0) return nullptr;
-    return &ring_[SlotIndex(front_)][front_pos_];
+    const std::vector<T>& slot = ring_[SlotIndex(front_)];
+    return front_pos_ + ahead < slot.size() ? &slot[front_pos_ + ahead] : nullptr;
   }
 
   // Takes out the earliest item. The queue must not be empty.

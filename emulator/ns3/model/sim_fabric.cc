@@ -265,11 +265,12 @@ void SimFabric::SetBlackhole(int link, bool a_to_b, bool b_to_a) {
   }
 }
 
-void SimFabric::SetLoss(int link, bool a_to_b, bool b_to_a, double rate) {
+void SimFabric::SetLoss(int link, double a_to_b, double b_to_a) {
   CheckedLink(link);
-  if (!(rate >= 0 && rate <= 1)) throw std::invalid_argument("a loss rate is within [0, 1]");
-  PortOf(link, true).SetLossRate(a_to_b ? rate : 0);
-  PortOf(link, false).SetLossRate(b_to_a ? rate : 0);
+  for (double rate : {a_to_b, b_to_a})
+    if (!(rate >= 0 && rate <= 1)) throw std::invalid_argument("a loss rate is within [0, 1]");
+  PortOf(link, true).SetLossRate(a_to_b);
+  PortOf(link, false).SetLossRate(b_to_a);
 }
 
 void SimFabric::SetLinkRate(int link, uint64_t bps) {

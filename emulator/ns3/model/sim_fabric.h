@@ -24,7 +24,8 @@
 //     down while any of SetLinkUp(link, false), SetSwitchUp(either end, false) or (host links)
 //     SetPlaneHostLinksUp(its plane, false) is in force. Each `false` call is one fault in
 //     force; each `true` call reverts one (a `true` with none in force does nothing). Blackhole,
-//     loss and rate are states: the last call wins.
+//     loss and rate are states: the last call wins (the ns-3 backend composes overlapping
+//     faults into them).
 //   - A host receives every packet delivered on its port (whatever the destination); without
 //     a Receiver the packet is discarded after being counted.
 //   - Hosts, planes, links and switches that the lab lacks are std::out_of_range errors.
@@ -88,9 +89,9 @@ class SimFabric : public ns3::Object {
   // Drops at b's ingress what a sends (a_to_b) and at a's what b sends (b_to_a); false, false
   // clears. The link stays up.
   void SetBlackhole(int link, bool a_to_b, bool b_to_a);
-  // Bernoulli loss at the receiving ingress: `rate` in each direction whose flag is set, none
-  // in the others. Throws std::invalid_argument unless 0 <= rate <= 1.
-  void SetLoss(int link, bool a_to_b, bool b_to_a, double rate);
+  // Bernoulli loss at the receiving ingress, at a rate per direction (0: none). Throws
+  // std::invalid_argument unless both are within [0, 1].
+  void SetLoss(int link, double a_to_b, double b_to_a);
   // Sets both directions' rate in bits per second; 0 restores the default rate.
   void SetLinkRate(int link, uint64_t bps);
   // Takes every link of a switch down (dropping what they hold), or reverts that.

@@ -30,9 +30,19 @@ SimPort::SimPort(const PortConfig& config, PacketSink* far_end)
 SimPort::~SimPort() = default;
 
 void SimPort::Retire(int64_t now) const {
-  while (unfinished_ != nullptr && unfinished_->finish <= now) {
+  if (unfinished_ == nullptr) return;
+  if (last_finish_ <= now) {  // the last one has finished, so have all: no node is read
+    counters_.tx_packets += unfinished_packets_;
+    counters_.tx_bytes += queued_bytes_;
+    queued_bytes_ = 0;
+    unfinished_packets_ = 0;
+    unfinished_ = nullptr;
+    return;
+  }
+  while (unfinished_->finish <= now) {  // (the last one has not finished: it stops there)
     const uint32_t wire = unfinished_->packet.WireBytes();
     queued_bytes_ -= wire;
+    --unfinished_packets_;
     ++counters_.tx_packets;
     counters_.tx_bytes += wire;
     unfinished_ = unfinished_->next;
@@ -84,6 +94,7 @@ void SimPort::Link(QueuedPacket* node, int64_t now) {
   node->next = nullptr;
   last_finish_ = node->finish;
   queued_bytes_ += wire;
+  ++unfinished_packets_;
   if (tail_ != nullptr) {
     tail_->next = node;
   } else {
@@ -109,6 +120,7 @@ void SimPort::SetUp(bool up) {
   }
   head_ = tail_ = unfinished_ = nullptr;
   queued_bytes_ = 0;
+  unfinished_packets_ = 0;
   last_finish_ = now;
 }
 
@@ -134,8 +146,10 @@ void SimPort::SetRate(uint64_t bps) {
     waiting = unfinished_->next;
     unfinished_->next = nullptr;
     tail_ = unfinished_;
-    for (const QueuedPacket* node = waiting; node != nullptr; node = node->next)
+    for (const QueuedPacket* node = waiting; node != nullptr; node = node->next) {
       queued_bytes_ -= node->packet.WireBytes();
+      --unfinished_packets_;
+    }
   }
   last_finish_ = unfinished_ != nullptr ? unfinished_->finish : now;
   rate_bps_ = bps;

@@ -121,6 +121,23 @@ void UsidSwitch::Receive(SimPacket&& packet) {
   Dispatch(std::move(packet));
 }
 
+void UsidSwitch::Prefetch(const SimPacket& packet, int stage) const {
+  if (!InUsidBlock(packet.dst)) return;
+  auto home = [&](int byte) -> const Route* {
+    const uint16_t usid = Group16(packet.dst, byte);
+    return usid >> 12 == home_block_ && (usid & 0xfffu) < home_table_.size() ? &home_table_[usid & 0xfff] : nullptr;
+  };
+  if (stage == 0) {
+    for (int byte : {4, 6})
+      if (const Route* route = home(byte)) __builtin_prefetch(route);
+    return;
+  }
+  const Route* route = home(4);
+  if (route && route->behaviour == Behaviour::kUn) route = home(6);  // (the shift moves 6 to 4)
+  if (!route || route->behaviour != Behaviour::kForward || route->size == 0) return;
+  (route->size == 1 ? route->first : route->ports[EcmpPick(FlowHash(packet, hash_seed_), route->size)])->Prefetch();
+}
+
 void UsidSwitch::Dispatch(SimPacket&& packet) {
   ++counters_.lookups;
   const Route route = Lookup(packet.dst);

@@ -56,6 +56,9 @@ class UsidSwitch : public PacketSink {
   void SetFib(Fib fib);
   // Forwards a packet that arrived on any of the switch's ports.
   void Receive(SimPacket&& packet) override;
+  // Stage 0: the home-table slots of the packet's active uSID and of the one after it. Stage 1:
+  // the egress port those name (for a group, the one its hash picks if all are up).
+  void Prefetch(const SimPacket& packet, int stage) const override;
 
   // The switch's node name.
   const std::string& Name() const { return name_; }

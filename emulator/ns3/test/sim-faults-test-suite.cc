@@ -255,7 +255,7 @@ std::vector<uint32_t> LossyRun(uint32_t seed, double rate, uint64_t* fault_drops
   host0.Attach(*fabric, "host0", 0);
   host2.Attach(*fabric, "host2", 0);
   const int link = Clos2HostLink(0, 0);
-  fabric->SetLoss(link, false, true, rate);
+  fabric->SetLoss(link, 0, rate);
   ScheduleStream(*fabric, lab, "host0", 0, test::HostAddress(lab, "host2", 0), 5000,
                  MicroSeconds(10), 16);
   ScheduleStream(*fabric, lab, "host2", 0, test::HostAddress(lab, "host0", 0), 100,
@@ -289,7 +289,7 @@ class LossTestCase : public ns3::TestCase {
     bool threw = false;
     try {
       const emulator::ResolvedLab lab = Clos2(Routing::kBgp);
-      test::BuildFabric(lab)->SetLoss(0, true, true, -0.1);
+      test::BuildFabric(lab)->SetLoss(0, -0.1, -0.1);
     } catch (const std::invalid_argument&) {
       threw = true;
     }
