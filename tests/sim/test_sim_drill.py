@@ -19,11 +19,11 @@ def mrclab(*args, timeout=300):
     return subprocess.run([MRCLAB, *map(str, args)], capture_output=True, text=True, timeout=timeout)
 
 
-def scenario(tmp_path, name, faults, transports=("mrc",), slos=None, backend="ns3"):
+def scenario(tmp_path, name, faults, transports=("mrc",), slos=None, backend="ns3", seed=3):
     """A short simulated drill on the default lab: a 256 KiB all-reduce over its 8 hosts."""
     lines = "".join(f"  - {{name: {t}, transport: {t}, ev_mode: srv6, evs: 32}}\n" for t in transports)
     slos = slos or ["{slo: no_interruption, transport: mrc}", "{slo: bytes_lost, max: 0, transport: mrc}"]
-    text = (f"name: {name}\nlab: {LAB}\n" + (f"backend: {backend}\n" if backend else "") + "seed: 3\n"
+    text = (f"name: {name}\nlab: {LAB}\n" + (f"backend: {backend}\n" if backend else "") + f"seed: {seed}\n"
             "job:\n  hosts: all\n  collectives: [{kind: all_reduce, size: 256KiB}]\n  compute: 10ms\n"
             "  step_timeout: 2s\n  warmup_steps: 2\n  baseline_steps: 5\n  tail_steps: 5\n"
             f"transports:\n{lines}faults:\n" + "".join(f"  - {f}\n" for f in faults) +
@@ -43,6 +43,13 @@ def drill(tmp_path, path, *extra):
 
 def transport(result, name):
     return next(t for t in result["transports"] if t["name"] == name)
+
+
+def mrc_and_rc(tmp_path, name, faults):
+    """The MRC and RC transports' results through the same faults, on seed 7 (whose RC paths
+    the tests name)."""
+    _, result, _ = drill(tmp_path, scenario(tmp_path, name, faults, transports=("mrc", "rc"), seed=7))
+    return transport(result, "mrc"), transport(result, "rc")
 
 
 # (fault, comment): MRC rides through each of them.
@@ -77,25 +84,17 @@ def test_mrc_rides_through_every_modelled_fault(tmp_path, kind):
 
 def test_blackhole_interrupts_rc_on_its_pinned_path(tmp_path):
     # RC pins each QP to one path; the default drill's blackhole sits on one of them (seed 7).
-    path = scenario(tmp_path, "sim-rc-blackhole", ["{at: 100ms, kind: blackhole, target: p1-leaf1:spine1, duration: 2s}"],
-                    transports=("mrc", "rc"))
-    path.write_text(path.read_text().replace("seed: 3", "seed: 7"))
-    _, result, _ = drill(tmp_path, path)
-    assert transport(result, "mrc")["rode_through"]
-    rc = transport(result, "rc")
+    mrc, rc = mrc_and_rc(tmp_path, "sim-rc-blackhole", ["{at: 100ms, kind: blackhole, target: p1-leaf1:spine1, duration: 2s}"])
+    assert mrc["rode_through"]
     assert not rc["rode_through"] and "retry_exceeded" in rc["job"]["reason"]
 
 
 def test_overlapping_faults_on_one_link_each_hold_until_their_own_revert(tmp_path):
     # A short blackhole inside a long one on RC's pinned path: the short one's revert must not
     # lift the long one (they compose, as each fault's own nft table does in an emulated lab).
-    path = scenario(tmp_path, "sim-overlap", ["{at: 100ms, kind: blackhole, target: p1-leaf1:spine1, duration: 2s}",
-                                              "{at: 120ms, kind: blackhole, target: p1-leaf1:spine1, duration: 30ms}"],
-                    transports=("mrc", "rc"))
-    path.write_text(path.read_text().replace("seed: 3", "seed: 7"))
-    _, result, _ = drill(tmp_path, path)
-    assert transport(result, "mrc")["rode_through"]
-    rc = transport(result, "rc")
+    mrc, rc = mrc_and_rc(tmp_path, "sim-overlap", ["{at: 100ms, kind: blackhole, target: p1-leaf1:spine1, duration: 2s}",
+                                                   "{at: 120ms, kind: blackhole, target: p1-leaf1:spine1, duration: 30ms}"])
+    assert mrc["rode_through"]
     assert not rc["rode_through"] and "retry_exceeded" in rc["job"]["reason"], rc["job"]
 
 
@@ -116,12 +115,8 @@ def test_a_disabled_port_stops_rc_on_it_and_not_mrc(tmp_path):
     # RC has one path per QP; with seed 7 host0's QPs to its ring neighbours are pinned to
     # plane 1 and cannot leave it when a controller takes that port out: neither their data nor
     # their ACKs leave host0, and the job is interrupted. MRC moves to plane 0.
-    path = scenario(tmp_path, "sim-rc-port", ["{at: 100ms, kind: port_disable, target: {host: host0, plane: 1}, duration: 5s}"],
-                    transports=("mrc", "rc"))
-    path.write_text(path.read_text().replace("seed: 3", "seed: 7"))
-    _, result, _ = drill(tmp_path, path)
-    assert transport(result, "mrc")["rode_through"]
-    rc = transport(result, "rc")
+    mrc, rc = mrc_and_rc(tmp_path, "sim-rc-port", ["{at: 100ms, kind: port_disable, target: {host: host0, plane: 1}, duration: 5s}"])
+    assert mrc["rode_through"]
     assert not rc["rode_through"] and rc["job"]["state"] == "interrupted", rc["job"]
 
 
