@@ -1,4 +1,5 @@
 // Which backend a drill runs in, what it can do, and making it (drill_runner.h).
+#include "emulator/netns/interrupt.h"
 #include "emulator/ns3/helper/ns3_backend.h"
 #include "emulator/strict_yaml.h"
 #include "harness/drill/drill_runner.h"
@@ -13,7 +14,7 @@ using emulator::BackendKind;
 // The lab file a simulation builds: the scenario's (or --lab), which must be a file.
 std::string SimulationLabFile(const Scenario& s, const DrillOptions& o) {
   const std::string lab = o.lab.empty() ? s.lab : o.lab;
-  const std::string field = o.lab.empty() ? "lab" : "--lab";
+  const std::string field = o.lab.empty() ? "lab" : o.lab_option;
   if (!emulator::IsRegularFile(lab))
     throw ScenarioError(s.file, field,
                         "'" + lab + "' is not a lab file" + LabLookupNote(s, o.lab.empty()) +
@@ -65,14 +66,15 @@ void CheckBackendSupport(const Scenario& s, const DrillOptions& o) {
 }
 
 emulator::ResolvedLab DrillLabPlan(const Scenario& s, const DrillOptions& o) {
-  if (ChosenBackend(s, o) == BackendKind::kNetns) return NetnsLabPlan(s, o.lab);
+  if (ChosenBackend(s, o) == BackendKind::kNetns) return NetnsLabPlan(s, o.lab, o.lab_option);
   return emulator::Resolve(emulator::ParseLabFile(SimulationLabFile(s, o)), {.routes = false});
 }
 
 std::unique_ptr<DrillBackend> MakeDrillBackend(const Scenario& s, const DrillOptions& o) {
-  if (ChosenBackend(s, o) == BackendKind::kNetns) return MakeNetnsBackend(s, o.lab);
+  if (ChosenBackend(s, o) == BackendKind::kNetns) return MakeNetnsBackend(s, o.lab, o.lab_option);
   emulator::sim::Ns3BackendOptions options;
   options.seed = s.seed;
+  options.stop_requested = &emulator::netns::InterruptRequested;
   options.qp_config = s.job.timers == TimerScale::kFabric ? mrc::FabricQpConfig : mrc::RealtimeQpConfig;
   return emulator::sim::MakeNs3Backend(
       emulator::Resolve(emulator::ParseLabFile(SimulationLabFile(s, o)), {.routes = false}), options);

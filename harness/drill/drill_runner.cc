@@ -29,6 +29,8 @@ json RunJson(const TransportRun& run, const Scenario& s) {
     for (auto [a, r] : f.windows) windows.push_back({a, r == 0 ? json(nullptr) : json(r)});
     faults.push_back({{"index", f.index}, {"kind", f.kind}, {"description", f.description}, {"windows", windows},
                       {"recovery_seconds", f.recovery_seconds ? json(*f.recovery_seconds) : json(nullptr)}});
+    if (f.kind == emulator::ToString(emulator::FaultKind::kEvDeny))
+      faults.back().update({{"ev_denies", f.ev_denies}, {"ev_denies_refused", f.ev_denies_refused}});
   }
   return {{"name", run.transport.name},
           {"transport", mrc::ToString(run.transport.transport)},
@@ -134,7 +136,7 @@ std::vector<TransportSpec> SelectedTransports(const Scenario& s, const DrillOpti
   for (const auto& t : s.transports) names += (names.empty() ? "" : ", ") + t.name;
   for (const std::string& wanted : o.transports)
     if (std::none_of(s.transports.begin(), s.transports.end(), [&](const TransportSpec& t) { return t.name == wanted; }))
-      throw ScenarioError(s.file, "--transport", "no transport named '" + wanted + "' (the scenario's: " + names + ")");
+      throw ScenarioError(s.file, o.transport_option, "no transport named '" + wanted + "' (the scenario's: " + names + ")");
   std::vector<TransportSpec> out;
   for (const auto& t : s.transports)
     if (o.transports.empty() || std::find(o.transports.begin(), o.transports.end(), t.name) != o.transports.end())

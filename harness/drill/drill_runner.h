@@ -34,6 +34,8 @@ struct DrillOptions {
   bool summary = true;    // the human summary on stdout
   std::vector<std::string> transports;  // only these transports (names); empty = all
   std::optional<emulator::BackendKind> backend;  // overrides the scenario's `backend:` (default netns)
+  // What errors call `lab` and `transports`: the CLI's flags, or the Python module's keywords.
+  std::string lab_option = "--lab", transport_option = "--transport";
 };
 
 struct DrillOutcome {

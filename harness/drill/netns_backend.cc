@@ -215,8 +215,8 @@ struct NetnsLab {
   std::optional<std::string> file_text;
 };
 
-NetnsLab FindNetnsLab(const Scenario& s, const std::string& lab_override) {
-  NetnsLab out{lab_override.empty() ? s.lab : lab_override, lab_override.empty() ? "lab" : "--lab", {}};
+NetnsLab FindNetnsLab(const Scenario& s, const std::string& lab_override, const std::string& override_option) {
+  NetnsLab out{lab_override.empty() ? s.lab : lab_override, lab_override.empty() ? "lab" : override_option, {}};
   const std::string& lab = out.reference;
   const bool path_like = emulator::IsLabFilePath(lab);
   if (emulator::PathExists(lab) && (path_like || emulator::IsRegularFile(lab))) {
@@ -243,8 +243,9 @@ emulator::ResolvedLab PlanOf(const emulator::LabSpec& spec) {
 
 }  // namespace
 
-emulator::ResolvedLab NetnsLabPlan(const Scenario& s, const std::string& lab_override) {
-  const NetnsLab found = FindNetnsLab(s, lab_override);
+emulator::ResolvedLab NetnsLabPlan(const Scenario& s, const std::string& lab_override,
+                                   const std::string& override_option) {
+  const NetnsLab found = FindNetnsLab(s, lab_override, override_option);
   emulator::ResolvedLab plan = found.file_text
                                    ? PlanOf(emulator::ParseLabText(*found.file_text, found.reference))
                                    : nx::LoadDeployedLab(found.reference);
@@ -259,8 +260,9 @@ void CheckNetnsFaultTools(const Scenario& s) {
   }
 }
 
-std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& s, const std::string& lab_override) {
-  const NetnsLab found = FindNetnsLab(s, lab_override);
+std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& s, const std::string& lab_override,
+                                               const std::string& override_option) {
+  const NetnsLab found = FindNetnsLab(s, lab_override, override_option);
   const std::string& lab = found.reference;
   const std::string& field = found.field;
   // One drill per lab, from before it is deployed or reused until the drill ends.

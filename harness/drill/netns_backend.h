@@ -13,13 +13,15 @@ namespace mrclab::harness {
 
 struct Scenario;
 
-// The scenario's lab, or `lab_override` (a lab file, or a deployed lab's name; `field` names
-// where it came from in errors): a deployed lab is reused (and must have the file's plan),
-// otherwise it is deployed by Prepare. Throws ScenarioError naming the field.
-std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& scenario, const std::string& lab_override);
+// The scenario's lab, or `lab_override` (a lab file, or a deployed lab's name; errors about it
+// name `override_option`, the front end's name for it): a deployed lab is reused (and must have
+// the file's plan), otherwise it is deployed by Prepare. Throws ScenarioError naming the field.
+std::unique_ptr<DrillBackend> MakeNetnsBackend(const Scenario& scenario, const std::string& lab_override,
+                                               const std::string& override_option);
 
 // The plan of that lab, for --check: nothing is deployed. Same errors as MakeNetnsBackend.
-emulator::ResolvedLab NetnsLabPlan(const Scenario& scenario, const std::string& lab_override);
+emulator::ResolvedLab NetnsLabPlan(const Scenario& scenario, const std::string& lab_override,
+                                   const std::string& override_option);
 
 // The tools this machine needs for the scenario's faults in a lab (frr-reload.py for a
 // config_change); throws ScenarioError naming faults[i].kind and the package to install.

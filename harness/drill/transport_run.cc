@@ -53,12 +53,26 @@ class FaultExecutor {
       for (int id : ids) ctx_.backend.RevertFault(id);
       throw;
     }
+    EvControlResult denied;
     if (pf.ev_deny)
-      for (int ev : pf.ev_deny->evs) job_.SetEvDenied(pf.ev_deny->from, pf.ev_deny->to, ev, true);
+      for (int ev : pf.ev_deny->evs) {
+        const EvControlResult done = job_.SetEvDenied(pf.ev_deny->from, pf.ev_deny->to, ev, true);
+        denied.qps += done.qps;
+        denied.refused += done.refused;
+      }
     if (pf.port_disable) job_.SetPortEnabled(pf.port_disable->host, pf.port_disable->plane, false);
     held_[f] = {ids, w};
-    run_.faults[f].windows.push_back({ctx_.backend.Now(), 0});
+    FaultRecord& record = run_.faults[f];
+    record.windows.push_back({ctx_.backend.Now(), 0});
+    record.ev_denies += denied.qps;
+    record.ev_denies_refused += denied.refused;
     Changed(pf, w, "fault_applied");
+    if (denied.refused > 0)
+      ctx_.recorder.Event({{"type", "ev_deny_refused"}, {"job", run_.transport.name}, {"fault", pf.index},
+                           {"window", w}, {"denies", denied.qps}, {"refused", denied.refused},
+                           {"description", "QPs kept " + std::to_string(denied.refused) + " of " +
+                                               std::to_string(denied.qps) +
+                                               " denied EVs GOOD so as not to fall below min_active"}});
     if (ctx_.metrics) ctx_.metrics->FaultApplied(std::string(ToString(pf.kind)));
   }
 

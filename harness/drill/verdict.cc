@@ -73,6 +73,12 @@ std::vector<std::string> NotTested(const std::vector<TransportRun>& runs, const 
       if (f.windows_cut_short > 0)
         out.push_back(run.transport.name + ": fault " + std::to_string(f.index) + " (" + f.description + ") held " +
                       std::to_string(f.windows_cut_short) + " of its windows for less than planned (max_duration reached)");
+      if (f.ev_denies_refused > 0)
+        out.push_back(run.transport.name + ": fault " + std::to_string(f.index) + " (" + f.description + ") was not applied in full: QPs kept " +
+                      std::to_string(f.ev_denies_refused) + " of " + std::to_string(f.ev_denies) +
+                      " denied EVs (per QP and EV) GOOD so as not to fall below min_active " +
+                      std::to_string(run.transport.min_active.value_or(static_cast<int>(mrc::EvPolicyConfig{}.min_active))) +
+                      " (min_active: 0 on the transport lets a controller deny every EV)");
       if (applied >= planned) continue;
       out.push_back(run.transport.name + ": fault " + std::to_string(f.index) + " (" + f.description + ") applied in " +
                     std::to_string(applied) + " of " + std::to_string(planned) + " windows" +

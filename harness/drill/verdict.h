@@ -31,6 +31,9 @@ struct FaultRecord {
   std::optional<double> recovery_seconds;           // worst window; none if no step recovered
   std::string error;                                // when applying failed
   int windows_cut_short = 0;  // applied windows that max_duration ended before their revert
+  // ev_deny, over its windows: EV denies asked of the QPs (one per QP and listed EV), and those a
+  // QP refused because it would have had fewer GOOD EVs than min_active.
+  int ev_denies = 0, ev_denies_refused = 0;
 };
 
 struct TransportRun {

@@ -110,5 +110,19 @@ TEST(Verdict, AWindowThatMaxDurationCutShortIsNotTested) {
   EXPECT_EQ(gaps[0], "mrc: fault 0 (blackhole c:d) held 1 of its windows for less than planned (max_duration reached)");
 }
 
+TEST(Verdict, AnEvDenyThatQpsRefusedIsNotTested) {
+  TransportRun mrc = MakeRun({1, 1, 1}, 2);
+  mrc.faults.push_back({0, "ev_deny", "ev_deny a->b EVs 0,1", {{1001, 1002}}, {}, ""});
+  mrc.faults[0].ev_denies = 4;
+  EXPECT_TRUE(NotTested({mrc}, {1}).empty());
+  mrc.faults[0].ev_denies_refused = 2;  // two QPs kept EV 1: it was their last GOOD one
+  mrc.transport.min_active = 1;
+  const auto gaps = NotTested({mrc}, {1});
+  ASSERT_EQ(gaps.size(), 1u);
+  EXPECT_EQ(gaps[0].rfind("mrc: fault 0 (ev_deny a->b EVs 0,1) was not applied in full: QPs kept 2 of 4 denied EVs", 0),
+            0u)
+      << gaps[0];
+}
+
 }  // namespace
 }  // namespace mrclab::harness

@@ -34,10 +34,11 @@ class Job {
   virtual uint64_t steps_done() const = 0;
   virtual int ranks() const = 0;
 
-  // Controller actions; return how many QPs they touched. The EV is denied (or allowed
-  // again) on every QP from a rank of host_a to a rank of host_b.
-  virtual int SetEvDenied(const std::string& host_a, const std::string& host_b, int ev, bool denied) = 0;
-  // Every QP of the host's ranks stops (or resumes) using the host's port on `plane`.
+  // Controller actions. The EV is denied (or allowed again) on every QP from a rank of host_a
+  // to a rank of host_b; returns the QPs reached and those that refused (min_active).
+  virtual EvControlResult SetEvDenied(const std::string& host_a, const std::string& host_b, int ev, bool denied) = 0;
+  // Every QP of the host's ranks stops (or resumes) using the host's port on `plane`; returns
+  // how many QPs it touched.
   virtual int SetPortEnabled(const std::string& host, int plane, bool enabled) = 0;
   virtual std::vector<EvSnapshot> SnapshotEvs() = 0;
 };

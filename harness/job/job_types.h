@@ -32,6 +32,14 @@ struct CollectiveSpec {
 // bytes; the transport still checks every packet's ICRC), every chunk must arrive, whole and in
 // its slot, but there are no chunk checksums or results to check: bytes_verified counts the
 // bytes delivered.
+// What a controller's EV deny or allow did: the QPs from host_a to host_b it reached, and how
+// many of them refused a deny of an EV they send on because it would leave them fewer GOOD EVs
+// than min_active (they keep the EV GOOD; mrc::EvTable::Deny).
+struct EvControlResult {
+  int qps = 0;
+  int refused = 0;
+};
+
 enum class PayloadMode { kReal, kVirtual };
 std::string_view ToString(PayloadMode m);
 

@@ -39,7 +39,7 @@ class KernelRcJob : public Job {
   JobState state() const override;
   uint64_t steps_done() const override;
   int ranks() const override;
-  int SetEvDenied(const std::string&, const std::string&, int, bool) override { return 0; }
+  EvControlResult SetEvDenied(const std::string&, const std::string&, int, bool) override { return {}; }
   int SetPortEnabled(const std::string&, int, bool) override { return 0; }
   std::vector<EvSnapshot> SnapshotEvs() override { return {}; }
 

@@ -211,15 +211,16 @@ struct TrainingJob::Impl {
 
   // A controller action on one host's QPs, run on its io thread (or here, once the threads have
   // stopped), then transmit what it changed; returns what the action returned.
-  int Control(Host& h, const std::function<int(mrc::Timestamp)>& action) {
+  template <typename Result>
+  Result Control(Host& h, const std::function<Result(mrc::Timestamp)>& action) {
     std::lock_guard lock(io_mu);
     if (io_threads.empty()) return action(mrc::AsioEndpoint::Now());
-    auto task = std::make_shared<std::packaged_task<int()>>([&h, &action] {
-      const int touched = action(mrc::AsioEndpoint::Now());
+    auto task = std::make_shared<std::packaged_task<Result()>>([&h, &action] {
+      Result touched = action(mrc::AsioEndpoint::Now());
       h.endpoint->Kick();
       return touched;
     });
-    std::future<int> touched = task->get_future();
+    std::future<Result> touched = task->get_future();
     boost::asio::post(*ios[h.io], [task] { (*task)(); });
     if (touched.wait_for(std::chrono::seconds(5)) != std::future_status::ready)
       throw std::runtime_error("job endpoint did not answer within 5 s");
@@ -267,10 +268,10 @@ JobResult TrainingJob::Wait() {
   return impl_->result;
 }
 
-int TrainingJob::SetEvDenied(const std::string& host_a, const std::string& host_b, int ev, bool denied) {
+EvControlResult TrainingJob::SetEvDenied(const std::string& host_a, const std::string& host_b, int ev, bool denied) {
   const int h = impl_->workload->HostIndex(host_a);
-  if (h < 0) return 0;
-  return impl_->Control(*impl_->hosts[h], [&](mrc::Timestamp now) {
+  if (h < 0) return {};
+  return impl_->Control<EvControlResult>(*impl_->hosts[h], [&](mrc::Timestamp now) {
     return impl_->workload->SetEvDenied(h, host_b, ev, denied, now);
   });
 }
@@ -278,7 +279,7 @@ int TrainingJob::SetEvDenied(const std::string& host_a, const std::string& host_
 int TrainingJob::SetPortEnabled(const std::string& host, int plane, bool enabled) {
   const int h = impl_->workload->HostIndex(host);
   if (h < 0) return 0;
-  return impl_->Control(*impl_->hosts[h], [&](mrc::Timestamp now) {
+  return impl_->Control<int>(*impl_->hosts[h], [&](mrc::Timestamp now) {
     return impl_->workload->SetPortEnabled(h, plane, enabled, now);
   });
 }

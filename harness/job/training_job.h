@@ -28,7 +28,7 @@ class TrainingJob : public Job {
   JobState state() const override;
   uint64_t steps_done() const override;
   int ranks() const override;
-  int SetEvDenied(const std::string& host_a, const std::string& host_b, int ev, bool denied) override;
+  EvControlResult SetEvDenied(const std::string& host_a, const std::string& host_b, int ev, bool denied) override;
   int SetPortEnabled(const std::string& host, int plane, bool enabled) override;
   std::vector<EvSnapshot> SnapshotEvs() override;
 

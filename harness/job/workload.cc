@@ -521,17 +521,20 @@ int Workload::HostIndex(const std::string& name) const {
   return -1;
 }
 
-int Workload::SetEvDenied(int host, const std::string& peer_host, int ev, bool denied, mrc::Timestamp now) {
-  int touched = 0;
+EvControlResult Workload::SetEvDenied(int host, const std::string& peer_host, int ev, bool denied,
+                                      mrc::Timestamp now) {
+  EvControlResult out;
+  const auto id = static_cast<uint16_t>(ev);
   for (Rank* r : hosts_[host]->ranks)
     for (auto& [peer, qps] : r->qp_to) {
       if (ranks_[peer]->host->name != peer_host) continue;
       for (mrc::Qp* qp : qps) {
-        ++touched;
-        denied ? qp->DenyEv(static_cast<uint16_t>(ev), now) : qp->AllowEv(static_cast<uint16_t>(ev), now);
+        ++out.qps;
+        if (!denied) qp->AllowEv(id, now);
+        else if (!qp->DenyEv(id, now) && qp->SendsOn(id)) ++out.refused;
       }
     }
-  return touched;
+  return out;
 }
 
 int Workload::SetPortEnabled(int host, int plane, bool enabled, mrc::Timestamp now) {

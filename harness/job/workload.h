@@ -121,8 +121,8 @@ class Workload {
   // end and seconds on the drill's clock.
   StepRecord AssembleStep(uint64_t step, const std::vector<RankReport>& reports) const;
 
-  // Controller actions on host `host`'s QPs (see Job); return how many QPs they touched.
-  int SetEvDenied(int host, const std::string& peer_host, int ev, bool denied, mrc::Timestamp now);
+  // Controller actions on host `host`'s QPs (see Job).
+  EvControlResult SetEvDenied(int host, const std::string& peer_host, int ev, bool denied, mrc::Timestamp now);
   int SetPortEnabled(int host, int plane, bool enabled, mrc::Timestamp now);
   std::vector<EvSnapshot> SnapshotEvs(int host) const;
   // Where host `host`'s unfinished ranks are in the step, for a watchdog's report: per rank its

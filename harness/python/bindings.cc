@@ -174,7 +174,8 @@ class PyJob {
     return ToPy(events_);
   }
   int SetEvDenied(const std::string& a, const std::string& b, int ev, bool denied) {
-    return job_->SetEvDenied(a, b, ev, denied);
+    const harness::EvControlResult done = job_->SetEvDenied(a, b, ev, denied);
+    return done.qps - done.refused;
   }
   int SetPortEnabled(const std::string& host, int plane, bool enabled) {
     return job_->SetPortEnabled(host, plane, enabled);
@@ -303,6 +304,8 @@ PYBIND11_MODULE(_mrclab, m) {
           d.progress = o.value("progress", false);
           d.summary = o.value("summary", false);
           d.transports = o.value("transports", std::vector<std::string>{});
+          d.lab_option = "lab";
+          d.transport_option = "transports";
           if (const std::string backend = o.value("backend", ""); !backend.empty()) {
             d.backend = emulator::ParseBackend(backend);
             if (!d.backend) throw std::invalid_argument("backend must be 'netns' or 'ns3', not '" + backend + "'");

@@ -127,6 +127,13 @@ class Qp {
 
   // Controller API.
   std::vector<EvStatus> ListEvs() const { return evs_.List(); }
+  // Whether the QP's data may go out on `ev`: MRC, any EV of its profile; RC, its one EV.
+  bool SendsOn(uint16_t ev) const {
+    const int i = evs_.IndexOf(ev);
+    return i >= 0 && (is_mrc() || static_cast<size_t>(i) == rc_ev_index_);
+  }
+  // False for an EV the QP does not have, or one it keeps GOOD: denying it would leave fewer
+  // GOOD EVs than ev_policy.min_active.
   bool DenyEv(uint16_t ev, Timestamp now);
   bool AllowEv(uint16_t ev, Timestamp now);
   std::optional<uint32_t> ProbeEv(uint16_t ev);  // result: ProbeCompleted event

@@ -119,6 +119,8 @@ TEST(RcBaselineTest, DeniedPathStopsItUntilAllowed) {
   pair.PostWrites(16, 16 * 1024, false);
   ASSERT_FALSE(pair.RunUntil([&] { return pair.send_done().size() >= 16; }, Duration::Microseconds(30)));
   const uint16_t ev = RcEv(pair);
+  for (const auto& s : pair.qa().ListEvs()) EXPECT_EQ(pair.qa().SendsOn(s.id), s.id == ev) << "ev " << s.id;
+  EXPECT_FALSE(pair.qa().SendsOn(8)) << "an EV it does not have";
   ASSERT_TRUE(pair.qa().DenyEv(ev, pair.net().now()));
   ASSERT_TRUE(pair.qb().DenyEv(ev, pair.net().now()));
   pair.RunUntil([] { return false; }, Duration::Milliseconds(1));  // what was on the wire lands

@@ -192,6 +192,15 @@ def fidelity_section(s, run):
                                           f"and at least {100 * th['min_saturated_share']:.0f}% of them." if th else "")))
 
 
+def started_text(result, started):
+    """When the drill started and how long it lasted; a simulation's in simulated and wall time."""
+    time_base = result.get("time_base", "unix")
+    text = f"{fmt_time(started, time_base)}, lasted {fmt_seconds(result.get('seconds'), 3 if time_base == 'simulated' else 1)}"
+    if time_base == "simulated":
+        text += f" simulated ({fmt_seconds(result.get('wall_seconds'), 1)} of wall time)"
+    return text
+
+
 def build(run):
     failed = [s for s in run.slos if not s.get("pass")]
     banner = f"Verdict: {run.verdict.upper()}" + (
@@ -205,8 +214,7 @@ def build(run):
               ("Scenario sha256", run.result.get("scenario_sha256", "–")),
               ("Lab", f"{lab.get('name', '–')} (digest {str(lab.get('digest', '–'))[:16]})"),
               ("Backend", backend_text(run.result)),
-              ("Started", f"{fmt_time(run.started, run.result.get('time_base', 'unix'))}, "
-                          f"{fmt_seconds(run.result.get('seconds'), 1)}"),
+              ("Started", started_text(run.result, run.started)),
               ("Versions", ", ".join(f"{k} {v}" for k, v in (run.result.get("versions") or {}).items()
                                      if not isinstance(v, dict)))])
     s = doc.section("Verdict and SLOs")

@@ -2,10 +2,12 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "emulator/ns3/helper/sim_job.h"
 #include "emulator/ns3/helper/sim_scheduler.h"
+#include "emulator/ns3/model/bucket_scheduler.h"
 #include "emulator/ns3/model/sim_fabric.h"
 #include "ns3/rng-seed-manager.h"
 #include "ns3/simulator.h"
@@ -42,6 +44,8 @@ class Ns3Backend : public harness::DrillBackend {
 
   void Prepare(bool progress) override {
     UseSimScheduler();
+    BucketScheduler::stop_requested = options_.stop_requested;
+    released_at_.reset();
     ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(options_.seed % 0xFFFFFFFEu) + 1);
     ns3::RngSeedManager::SetRun(1);
     fabric_ = ns3::CreateObject<SimFabric>();
@@ -57,10 +61,13 @@ class Ns3Backend : public harness::DrillBackend {
     active_.clear();
     fabric_->Dispose();
     fabric_ = nullptr;
-    ns3::Simulator::Destroy();
+    released_at_ = Now();
+    BucketScheduler::stop_requested = nullptr;
+    ns3::Simulator::Destroy();  // its clock starts again at 0
   }
 
-  double Now() override { return ns3::Simulator::Now().GetSeconds(); }
+  // After Release, the time the simulation ended: the drill's last events come after it.
+  double Now() override { return released_at_ ? *released_at_ : ns3::Simulator::Now().GetSeconds(); }
 
   bool RunUntil(double deadline, const std::function<bool()>& done) override {
     const int64_t end = ToNanoseconds(deadline);
@@ -69,7 +76,7 @@ class Ns3Backend : public harness::DrillBackend {
       const int64_t now = ns3::Simulator::Now().GetNanoSeconds();
       if (now >= end) return false;
       ns3::Simulator::Stop(ns3::NanoSeconds(std::min(kSliceNanoseconds, end - now)));
-      ns3::Simulator::Run();
+      ns3::Simulator::Run();  // also ends early on options_.stop_requested (then done() says why)
     }
   }
 
@@ -187,6 +194,7 @@ class Ns3Backend : public harness::DrillBackend {
   std::map<int, FaultAction> active_;
   int last_id_ = 0;
   bool changed_since_converged_ = false;
+  std::optional<double> released_at_;
 };
 
 }  // namespace

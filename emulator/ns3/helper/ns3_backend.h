@@ -20,6 +20,10 @@ namespace mrclab::emulator::sim {
 struct Ns3BackendOptions {
   uint64_t seed = 1;  // ns-3's RNG seed and the fabric's ECMP seed
   harness::QpConfigFn qp_config;  // the QP timers for this world (mrc/core/qp_presets.h)
+  // Asked every BucketScheduler::kEventsPerStopCheck events: true (Ctrl-C) ends the slice of
+  // simulated time being run at once, even when simulated time stands still, so that RunUntil
+  // asks its predicate (the drill's throws when interrupted).
+  bool (*stop_requested)() = nullptr;
 };
 
 std::unique_ptr<harness::DrillBackend> MakeNs3Backend(const ResolvedLab& lab, const Ns3BackendOptions& options);

@@ -161,12 +161,13 @@ harness::JobResult SimJob::Wait() {
   return result_;
 }
 
-int SimJob::SetEvDenied(const std::string& host_a, const std::string& host_b, int ev, bool denied) {
+harness::EvControlResult SimJob::SetEvDenied(const std::string& host_a, const std::string& host_b, int ev,
+                                             bool denied) {
   const int h = workload_->HostIndex(host_a);
-  if (h < 0) return 0;
-  const int touched = workload_->SetEvDenied(h, host_b, ev, denied, SimNow());
+  if (h < 0) return {};
+  const harness::EvControlResult done = workload_->SetEvDenied(h, host_b, ev, denied, SimNow());
   endpoints_[h]->Kick();
-  return touched;
+  return done;
 }
 
 int SimJob::SetPortEnabled(const std::string& host, int plane, bool enabled) {

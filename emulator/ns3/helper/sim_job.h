@@ -33,7 +33,7 @@ class SimJob : public harness::Job {
   harness::JobState state() const override { return result_.state; }
   uint64_t steps_done() const override { return result_.steps; }
   int ranks() const override { return workload_->ranks(); }
-  int SetEvDenied(const std::string& host_a, const std::string& host_b, int ev, bool denied) override;
+  harness::EvControlResult SetEvDenied(const std::string& host_a, const std::string& host_b, int ev, bool denied) override;
   int SetPortEnabled(const std::string& host, int plane, bool enabled) override;
   std::vector<harness::EvSnapshot> SnapshotEvs() override;
 

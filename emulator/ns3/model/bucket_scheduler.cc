@@ -48,6 +48,10 @@ ns3::Scheduler::Event BucketScheduler::RemoveNext() {
   calendar_.SetNow(first.at);
   Clock::owner = this;
   Clock::now_steps = first.at;
+  if (--events_to_stop_check_ == 0) {
+    events_to_stop_check_ = kEventsPerStopCheck;
+    if (stop_requested != nullptr && stop_requested()) ns3::Simulator::Stop();
+  }
   return ToEvent(first);
 }
 

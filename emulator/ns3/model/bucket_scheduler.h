@@ -46,6 +46,12 @@ class BucketScheduler : public ns3::Scheduler {
   Event RemoveNext() override;
   void Remove(const Event& ev) override;
 
+  // Every kEventsPerStopCheck events RemoveNext asks `stop_requested` (if set) and on true calls
+  // Simulator::Stop(): Simulator::Run returns after the current event, however long simulated
+  // time stands still (a model that reschedules itself at one instant for ever, and Ctrl-C).
+  static constexpr uint32_t kEventsPerStopCheck = 1 << 16;
+  static inline bool (*stop_requested)() = nullptr;
+
   // The clock SimNowSteps() reads: the scheduler that handed out the running event, and its time.
   struct Clock {
     static inline const BucketScheduler* owner = nullptr;
@@ -66,6 +72,7 @@ class BucketScheduler : public ns3::Scheduler {
 
   // mutable: PeekNext (const in ns-3's interface) sorts the bucket it looks at.
   mutable CalendarQueue<Item, &BucketScheduler::Before> calendar_;
+  uint32_t events_to_stop_check_ = kEventsPerStopCheck;
 };
 
 // Simulator::Now().GetTimeStep(), without the call while a BucketScheduler runs the simulation.

@@ -2,6 +2,7 @@
 // instant, events far beyond the ring's window, events scheduled by events as they run, cancelled
 // and removed events) runs in the same order on both, for every bucket width; inside every event
 // SimNowSteps() is Simulator::Now(); and once the simulator is gone the clock is ns-3's again.
+// A stop request ends a run that stands still at one instant for ever.
 #include <cstdint>
 #include <functional>
 #include <random>
@@ -90,10 +91,43 @@ class SameOrderTestCase : public ns3::TestCase {
   }
 };
 
+// An event that reschedules itself at the same instant: simulated time never passes, so a
+// Simulator::Stop(delay) never comes. BucketScheduler asks stop_requested every
+// kEventsPerStopCheck events, and Run returns soon after it says yes.
+int g_stop_checks = 0;
+bool StopOnThirdCheck() { return ++g_stop_checks == 3; }
+
+class StopRequestTestCase : public ns3::TestCase {
+ public:
+  StopRequestTestCase() : ns3::TestCase("a stop request ends a run that stands still at one instant") {}
+
+ private:
+  void DoRun() override {
+    BucketScheduler::GetTypeId();
+    Simulator::SetScheduler(ns3::ObjectFactory("mrclab::BucketScheduler"));
+    BucketScheduler::stop_requested = &StopOnThirdCheck;
+    g_stop_checks = 0;
+    uint64_t ran = 0;
+    std::function<void()> spin = [&] {
+      ++ran;
+      Simulator::ScheduleNow(spin);
+    };
+    Simulator::Schedule(ns3::MicroSeconds(5), spin);
+    Simulator::Stop(ns3::Seconds(1));  // never reached: time stands still at 5 µs
+    Simulator::Run();
+    BucketScheduler::stop_requested = nullptr;
+    NS_TEST_ASSERT_MSG_EQ(g_stop_checks, 3, "asked until it said yes, then the run ended");
+    NS_TEST_ASSERT_MSG_EQ(ran, 3ull * BucketScheduler::kEventsPerStopCheck, "the run ended with the event it was asked at");
+    NS_TEST_ASSERT_MSG_EQ(Simulator::Now().GetMicroSeconds(), 5, "at the instant it stood still at");
+    Simulator::Destroy();
+  }
+};
+
 class BucketSchedulerTestSuite : public ns3::TestSuite {
  public:
   BucketSchedulerTestSuite() : ns3::TestSuite("mrclab-bucket-scheduler", UNIT) {
     AddTestCase(new SameOrderTestCase, QUICK);
+    AddTestCase(new StopRequestTestCase, QUICK);
   }
 };
 

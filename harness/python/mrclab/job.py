@@ -80,10 +80,13 @@ class Job:
         return self._job.evs()
 
     def deny_ev(self, from_host: str, to_host: str, ev: int) -> int:
-        """Denies EV `ev` on the QPs from from_host to to_host; returns how many QPs."""
+        """Denies EV `ev` on the QPs from from_host to to_host; returns on how many QPs it is now
+        denied. A QP refuses (keeps the EV GOOD) when that would leave it fewer GOOD EVs than its
+        transport's min_active: ev_states() shows which."""
         return self._job.set_ev_denied(from_host, to_host, ev, True)
 
     def allow_ev(self, from_host: str, to_host: str, ev: int) -> int:
+        """Allows EV `ev` again on the QPs from from_host to to_host; returns how many QPs."""
         return self._job.set_ev_denied(from_host, to_host, ev, False)
 
     def disable_port(self, host: str, plane: int) -> int:
