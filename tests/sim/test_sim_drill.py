@@ -357,10 +357,11 @@ def test_python_run_drill_in_simulation(tmp_path):
         mrclab.run_drill(path, lab=tmp_path / "nowhere.yaml", out=tmp_path / "runs")
 
 
-def test_the_shipped_8_plane_scenario_holds_its_claim(tmp_path):
-    # scenarios/sim-clos8-ride-through.yaml, whole (about 95 s): MRC rides through a spine's
-    # failure, a flapping optic and 1% gray loss within its SLOs; RC stops at the dead spine.
-    status, result, _ = drill(tmp_path, ROOT / "scenarios" / "sim-clos8-ride-through.yaml")
+@pytest.mark.parametrize("name", ["sim-clos8-ride-through", "sim-clos8-1k-ride-through"])
+def test_shipped_8_plane_scenarios_hold_their_claim(tmp_path, name):
+    # Whole (about 95 s and 25 s): MRC rides through spine failures, flapping optics and 1% gray
+    # loss within the scenario's SLOs; RC stops at a dead spine.
+    status, result, _ = drill(tmp_path, ROOT / "scenarios" / f"{name}.yaml")
     assert status == 0 and result["verdict"] == "pass", result["slos"]
     assert transport(result, "mrc")["rode_through"]
     assert transport(result, "rc")["job"]["state"] == "interrupted"
