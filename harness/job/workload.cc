@@ -54,16 +54,17 @@ std::string_view ToString(JobState s) {
   return "?";
 }
 
+struct Workload::QpOwner {
+  Rank* rank;
+  int peer, lane;
+  mrc::Qp* qp;
+};
+
 struct Workload::Host {
   std::string name;
   HostBinding binding;
   std::vector<Rank*> ranks;
-  struct QpOwner {
-    Rank* rank;
-    int peer, lane;
-    mrc::Qp* qp;
-  };
-  mrc::FlatIdMap<QpOwner> qp_owner;  // qpn -> (rank, peer rank, lane, the QP)
+  mrc::FlatIdMap<uint32_t> qp_owner;  // qpn -> index in qp_owners_
   std::deque<WorkloadOutput> outbox;
 };
 
@@ -75,9 +76,12 @@ struct Workload::Rank {
   // What a send to a peer needs, found by the peer's rank without a walk over qp_to or a read
   // of the peer's Rank (cold lines at thousands of ranks).
   struct PeerLink {
-    const std::vector<mrc::Qp*>* lanes;  // qp_to's
+    mrc::Qp* first_lane;                  // qp_to's lanes: the first, inline (most jobs have one)
+    const std::vector<mrc::Qp*>* lanes;
     uint64_t landing_va;                  // the peer's landing region
     uint32_t landing_rkey;
+    int lane_count;
+    mrc::Qp* Lane(int lane) const { return lane == 0 ? first_lane : (*lanes)[static_cast<size_t>(lane)]; }
   };
   mrc::FlatIdMap<PeerLink> links;
   std::vector<std::vector<uint32_t>> data, output;  // per collective
@@ -225,17 +229,22 @@ void Workload::Connect(const emulator::ResolvedLab& lab, const QpConfigFn& qp_co
       rb.host->binding.set_routes(qb.qpn(), p.b_to_a);
       ra.qp_to[b].push_back(&qa);
       rb.qp_to[a].push_back(&qb);
-      ra.host->qp_owner.Put(qa.qpn(), {&ra, b, lane, &qa});
-      rb.host->qp_owner.Put(qb.qpn(), {&rb, a, lane, &qb});
+      const auto owner_a = static_cast<uint32_t>(qp_owners_.size());
+      qp_owners_.push_back({&ra, b, lane, &qa});
+      qp_owners_.push_back({&rb, a, lane, &qb});
+      ra.host->qp_owner.Put(qa.qpn(), owner_a);
+      rb.host->qp_owner.Put(qb.qpn(), owner_a + 1);
       // Receive credits: two steps' worth, so a fast neighbour's next step never waits, up to
       // kMaxReceiveCredits (a long ring's sender then waits for credit, as verbs' RNR would).
-      for (int i = 0; i < std::min(2 * receives[{a, b}] + 4, kMaxReceiveCredits); ++i) qa.PostRecv(0);
-      for (int i = 0; i < std::min(2 * receives[{b, a}] + 4, kMaxReceiveCredits); ++i) qb.PostRecv(0);
+      // Each receive's wr_id is its QP's owner.
+      for (int i = 0; i < std::min(2 * receives[{a, b}] + 4, kMaxReceiveCredits); ++i) qa.PostRecv(owner_a);
+      for (int i = 0; i < std::min(2 * receives[{b, a}] + 4, kMaxReceiveCredits); ++i) qb.PostRecv(owner_a + 1);
     }
   for (const auto& rank : ranks_)
     for (const auto& [peer, lanes] : rank->qp_to) {
       const Rank& to = *ranks_[peer];
-      rank->links.Put(static_cast<uint32_t>(peer), {&lanes, to.landing_mr.va, to.landing_mr.rkey});
+      rank->links.Put(static_cast<uint32_t>(peer), {lanes.front(), &lanes, to.landing_mr.va, to.landing_mr.rkey,
+                                                    static_cast<int>(lanes.size())});
     }
 }
 
@@ -306,14 +315,15 @@ void Workload::OnProgress(int host, mrc::Timestamp now) {
   while (auto e = ctx.PollEvent()) {
     Host& h = *hosts_[host];
     if (auto* s = std::get_if<mrc::EvStateChanged>(&*e)) {
-      const Host::QpOwner* owner = h.qp_owner.Find(s->qpn);
+      const uint32_t* owner = h.qp_owner.Find(s->qpn);
       if (!owner) continue;
-      const Host::QpOwner& o = *owner;
+      const QpOwner& o = qp_owners_[*owner];
       Output(h, WorkloadEvent{s->at, {{"type", "ev_state"}, {"qp", QpName(*o.rank, o.peer, o.lane)},
                                       {"ev", s->ev}, {"from", mrc::ToString(s->from)}, {"to", mrc::ToString(s->to)},
                                       {"reason", mrc::ToString(s->reason)}}});
     } else if (auto* q = std::get_if<mrc::QpStateChanged>(&*e)) {
-      const Host::QpOwner* o = h.qp_owner.Find(q->qpn);
+      const uint32_t* i = h.qp_owner.Find(q->qpn);
+      const QpOwner* o = i ? &qp_owners_[*i] : nullptr;
       const std::string name = o ? QpName(*o->rank, o->peer, o->lane) : std::to_string(q->qpn);
       Output(h, WorkloadEvent{q->at, {{"type", "qp_state"}, {"qp", name}, {"to", mrc::ToString(q->to)},
                                       {"reason", std::string(q->reason)}}});
@@ -331,7 +341,9 @@ void Workload::OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp n
   }
   if (wc.opcode == mrc::WcOpcode::kRecvWriteWithImm) {
     const uint32_t imm = wc.immediate.value_or(0);
-    const Host::QpOwner* owner = r.host->qp_owner.Find(wc.qpn);
+    // The receive's wr_id is its QP's owner (posted so in the constructor and below).
+    const QpOwner* owner = wc.wr_id < qp_owners_.size() ? &qp_owners_[wc.wr_id] : nullptr;
+    if (owner && owner->qp->qpn() != wc.qpn) owner = nullptr;
     const int peer = owner ? owner->peer : -1;
     const int lane = owner ? owner->lane : 0;
     const Incoming in = peer < 0 ? Incoming{} : NextSlotFrom(r, peer, lane);
@@ -352,7 +364,7 @@ void Workload::OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp n
     } else {
       r.bytes_bad += wc.byte_len;
     }
-    if (owner) owner->qp->PostRecv(0);
+    if (owner) owner->qp->PostRecv(wc.wr_id);
   } else {
     --r.sends_pending;
   }
@@ -406,9 +418,8 @@ void Workload::PostSends(Rank& r, const Phase& phase, mrc::Timestamp now) {
   for (const SendOp& s : phase.sends) {
     const Rank::PeerLink* link = r.links.Find(static_cast<uint32_t>(s.peer));
     if (!link) throw std::logic_error("rank " + std::to_string(r.id) + " has no QP to rank " + std::to_string(s.peer));
-    const std::vector<mrc::Qp*>& lanes = *link->lanes;
     const auto& input = r.data[c];  // (empty with virtual payload: its checksum is not computed)
-    for (int lane = 0; lane < static_cast<int>(lanes.size()); ++lane) {
+    for (int lane = 0; lane < link->lane_count; ++lane) {
       // Virtual payload: every piece reads the start of the one shared chunk of zeros.
       const Piece piece = PieceOf(words_[c], config_.qps_per_peer, lane);
       const size_t from = InputOffset(c, s.chunk) + (virtual_payload ? 0 : piece.offset);
@@ -422,7 +433,7 @@ void Workload::PostSends(Rank& r, const Phase& phase, mrc::Timestamp now) {
       wr.immediate = Immediate(
           s.remote_slot,
           virtual_payload ? 0 : Checksum24(reinterpret_cast<const uint8_t*>(input.data()) + from, piece.bytes));
-      if (lanes[lane]->PostWrite(wr) != mrc::PostResult::kOk) {
+      if (link->Lane(lane)->PostWrite(wr) != mrc::PostResult::kOk) {
         Output(*r.host, WorkloadFailure{now, "rank " + std::to_string(r.id) + ": cannot post a write to rank " +
                                                  std::to_string(s.peer)});
         return;

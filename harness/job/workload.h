@@ -176,6 +176,10 @@ class Workload {
   };
   std::vector<RankQueue> rank_queues_;
   std::vector<mrc::Context*> host_contexts_;
+  // Every QP's owner (its rank, peer rank and lane), by the index its receives are posted with
+  // as their wr_id: a receive completion finds it without a walk through the host's QP map.
+  struct QpOwner;
+  std::vector<QpOwner> qp_owners_;
 };
 
 }  // namespace mrclab::harness

@@ -62,6 +62,7 @@ void SimEndpoint::SetRoutes(uint32_t qpn, const std::vector<mrc::EvRoute>& route
                    mode_ == mrc::EvMode::kUdp ? r.udp_source_port : kRoceV2Port});
   }
   routes_.Put(qpn, std::move(out));
+  recent_routes_ = {};
 }
 
 void SimEndpoint::OnReceive(int plane, SimPacket&& packet) {
@@ -121,6 +122,17 @@ bool SimEndpoint::Drain(size_t index) {
   return room;
 }
 
+std::span<const SimEndpoint::Route> SimEndpoint::RoutesOf(uint32_t qpn) {
+  RecentRoutes& last = recent_routes_[0];
+  if (last.qpn == qpn && !last.routes.empty()) return last.routes;
+  std::swap(recent_routes_[0], recent_routes_[1]);
+  if (last.qpn == qpn && !last.routes.empty()) return last.routes;
+  const std::vector<Route>* routes = routes_.Find(qpn);
+  if (!routes) return {};
+  last = {qpn, *routes};
+  return last.routes;
+}
+
 void SimEndpoint::Flush() {
   if (flushing_) return;  // Send may call OnTxSpace synchronously
   flushing_ = true;
@@ -132,12 +144,12 @@ void SimEndpoint::Flush() {
   while (room) {
     auto tx = context_.PollTransmit(now, buffer);
     if (!tx) break;
-    const std::vector<Route>* routes = routes_.Find(tx->qpn);
-    if (!routes || tx->ev >= routes->size()) {
+    const std::span<const Route> routes = RoutesOf(tx->qpn);
+    if (tx->ev >= routes.size()) {
       ++stats_.unroutable;
       continue;
     }
-    const Route& route = (*routes)[tx->ev];
+    const Route& route = routes[tx->ev];
     SimPacket packet;
     packet.src = route.port->address;
     packet.dst = route.destination;

@@ -19,9 +19,11 @@
 // bytes, and the receiving Context takes them back as such; its ICRC covers them all the same.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -81,6 +83,8 @@ class SimEndpoint {
   // Arms the timer event at Deadline() unless one is armed as early.
   void ArmTimer();
   void Flush();
+  // QP qpn's routes (by EV), or null.
+  std::span<const Route> RoutesOf(uint32_t qpn);
   // Moves port's backlog into its NIC while it fits; true if the port can take more now
   // (backlog empty, NIC below half its buffer). Keeps the port's bit in unsure_ports_.
   bool Drain(size_t index);
@@ -103,6 +107,14 @@ class SimEndpoint {
   // (it is the only sender), so a port without its bit has room, and Flush skips it without
   // touching the NIC: most Flushes, after every datagram received, look at no port at all.
   uint32_t unsure_ports_ = 0;
+  // The routes of the last two QPs that sent (a ring's host sends its data on one QP and its
+  // ACKs on another), most recent first: found without a probe of routes_, a cold line at
+  // thousands of hosts. Cleared by SetRoutes (routes_ may move its vectors).
+  struct RecentRoutes {
+    uint32_t qpn = 0;
+    std::span<const Route> routes;
+  };
+  std::array<RecentRoutes, 2> recent_routes_{};
   SimEndpointStats stats_;
 };
 

@@ -1,42 +1,113 @@
-// PayloadPool: recycled byte buffers for SimPacket payloads. A simulated host sends one real
-// datagram per packet; allocating and freeing a buffer for each showed up as a tenth of a
-// step's time at 1,024 hosts. A buffer handed out by Copy() returns to the pool when the last
-// SimPacket holding it is gone, and the next Copy() reuses it (most recently freed first, so
-// it is likely still in cache).
+// Payload and PayloadPool: the byte buffers SimPacket payloads live in. A simulated host sends one
+// real datagram per packet; allocating and freeing a buffer for each showed up as a tenth of a
+// step's time at 1,024 hosts, and a std::shared_ptr per packet (its control block allocated,
+// its counts atomic) still cost a few percent at 8,192. A buffer handed out by Copy() returns to
+// the pool when the last Payload holding it is gone, and the next Copy() reuses it (most
+// recently freed first, so it is likely still in cache).
 //
-// Contract: Copy(bytes) returns an immutable shared buffer holding `bytes`. The pool lives
-// as long as any of its buffers (each holds a reference to it). Not thread-safe: one
-// simulation, one thread.
+// Contract:
+//   - Copy(bytes) returns a Payload holding `bytes`, immutable; copies of a Payload share it.
+//   - Payload::Own(bytes) makes one that belongs to no pool (freed with its last holder).
+//   - A pool may go before its buffers: those still held are freed by their last holder.
+//   - Not thread-safe (plain reference counts): one simulation, one thread.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace mrclab::emulator::sim {
 
-class PayloadPool : public std::enable_shared_from_this<PayloadPool> {
+class PayloadPool;
+
+class Payload {
  public:
-  // Construct with std::make_shared (the buffers keep the pool alive).
-  std::shared_ptr<const std::vector<uint8_t>> Copy(std::span<const uint8_t> bytes) {
-    std::unique_ptr<std::vector<uint8_t>> buffer;
-    if (free_.empty()) {
-      buffer = std::make_unique<std::vector<uint8_t>>();
-    } else {
-      buffer = std::move(free_.back());
-      free_.pop_back();
-    }
-    buffer->assign(bytes.begin(), bytes.end());  // within its capacity: no allocation
-    return {buffer.release(), [pool = shared_from_this()](const std::vector<uint8_t>* b) {
-              pool->free_.emplace_back(const_cast<std::vector<uint8_t>*>(b));
-            }};
+  Payload() = default;
+  static Payload Own(std::vector<uint8_t> bytes) { return Payload(new Buffer{1, nullptr, std::move(bytes)}); }
+  Payload(const Payload& other) : buffer_(other.buffer_) {
+    if (buffer_) ++buffer_->refs;
   }
-  // Buffers waiting for reuse.
-  size_t FreeBuffers() const { return free_.size(); }
+  Payload(Payload&& other) noexcept : buffer_(std::exchange(other.buffer_, nullptr)) {}
+  Payload& operator=(Payload other) noexcept {
+    std::swap(buffer_, other.buffer_);
+    return *this;
+  }
+  ~Payload() { reset(); }
+
+  explicit operator bool() const { return buffer_ != nullptr; }
+  const std::vector<uint8_t>& operator*() const { return buffer_->bytes; }
+  const std::vector<uint8_t>* operator->() const { return &buffer_->bytes; }
+  const std::vector<uint8_t>* get() const { return buffer_ ? &buffer_->bytes : nullptr; }
+  inline void reset();
 
  private:
-  std::vector<std::unique_ptr<std::vector<uint8_t>>> free_;
+  friend class PayloadPool;
+  struct Shared;
+  struct Buffer {
+    uint32_t refs;
+    Shared* pool;  // null: no pool's
+    std::vector<uint8_t> bytes;
+  };
+  explicit Payload(Buffer* buffer) : buffer_(buffer) {}
+  Buffer* buffer_ = nullptr;
 };
+
+// What a pool's buffers point at; outlives the pool while any of them is held.
+struct Payload::Shared {
+  std::vector<Buffer*> free;
+  size_t held = 0;       // buffers handed out and not back yet
+  bool orphaned = false;  // the pool is gone
+};
+
+class PayloadPool {
+ public:
+  PayloadPool() : shared_(new Payload::Shared) {}
+  ~PayloadPool() {
+    for (Payload::Buffer* b : shared_->free) delete b;
+    shared_->free.clear();
+    if (shared_->held == 0) delete shared_;
+    else shared_->orphaned = true;
+  }
+  PayloadPool(const PayloadPool&) = delete;
+  PayloadPool& operator=(const PayloadPool&) = delete;
+
+  Payload Copy(std::span<const uint8_t> bytes) {
+    Payload::Buffer* buffer;
+    if (shared_->free.empty()) {
+      buffer = new Payload::Buffer{1, shared_, {}};
+    } else {
+      buffer = shared_->free.back();
+      shared_->free.pop_back();
+      buffer->refs = 1;
+    }
+    buffer->bytes.assign(bytes.begin(), bytes.end());  // within its capacity: no allocation
+    ++shared_->held;
+    return Payload(buffer);
+  }
+  // Buffers waiting for reuse.
+  size_t FreeBuffers() const { return shared_->free.size(); }
+
+ private:
+  Payload::Shared* shared_;
+};
+
+inline void Payload::reset() {
+  Buffer* b = std::exchange(buffer_, nullptr);
+  if (b == nullptr || --b->refs > 0) return;
+  Shared* pool = b->pool;
+  if (pool == nullptr) {
+    delete b;
+    return;
+  }
+  --pool->held;
+  if (!pool->orphaned) {
+    pool->free.push_back(b);
+    return;
+  }
+  delete b;
+  if (pool->held == 0) delete pool;
+}
 
 }  // namespace mrclab::emulator::sim

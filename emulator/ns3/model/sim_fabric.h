@@ -81,7 +81,7 @@ class SimFabric : public ns3::Object {
   // endpoint can pull more from its transport (the callback may call Send).
   void SetOnTxSpace(const std::string& host, int plane, std::function<void()> callback);
   // Where hosts take their packets' payload buffers (one pool per fabric).
-  PayloadPool& Payloads() { return *payloads_; }
+  PayloadPool& Payloads() { return payloads_; }
 
   // --- Faults -------------------------------------------------------------------------------
   // Takes a link down (one more fault in force) or reverts one such fault.
@@ -151,9 +151,9 @@ class SimFabric : public ns3::Object {
   std::unordered_map<std::string, int> switch_index_;
   std::vector<std::unique_ptr<HostPort>> host_ports_;
   std::unordered_map<std::string, std::vector<HostPort*>> host_ports_by_name_;  // [plane]
+  PayloadPool payloads_;   // the hosts' packets' payloads (declared before ports_: outlives them)
   ArrivalQueue arrivals_;  // every port's deliveries (declared before ports_: outlives them)
-  std::vector<std::unique_ptr<SimPort>> ports_;
-  std::shared_ptr<PayloadPool> payloads_ = std::make_shared<PayloadPool>();  // [2 * link] a->b, [2 * link + 1] b->a
+  std::vector<std::unique_ptr<SimPort>> ports_;  // [2 * link] a->b, [2 * link + 1] b->a
   std::vector<LinkState> links_;
   std::vector<std::vector<int>> links_of_switch_;
   std::vector<int> switch_down_faults_;

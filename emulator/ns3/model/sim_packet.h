@@ -17,10 +17,11 @@
 
 #include <array>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "emulator/ns3/model/payload_pool.h"
 
 namespace mrclab::emulator::sim {
 
@@ -39,7 +40,7 @@ struct SimPacket {
   bool ecn_capable = true;  // ECT(0) or ECT(1) set by the sender
   bool ecn_ce = false;      // Congestion Experienced, set by a port above its ECN threshold
   uint8_t hop_limit = 64;   // IPv6 Hop Limit: every switch decrements it and drops at 0
-  std::shared_ptr<const std::vector<uint8_t>> payload;  // may be null: virtual payload
+  Payload payload;  // may be null: virtual payload
   uint32_t zero_run_at = 0, zero_run_bytes = 0;         // zero bytes left out of `payload`
 
   // Bytes on the wire: payload_bytes + kFrameOverheadBytes.

@@ -55,7 +55,8 @@ class WireBytesTestCase : public ns3::TestCase {
 class PayloadPoolTestCase : public ns3::TestCase {
  public:
   PayloadPoolTestCase()
-      : ns3::TestCase("a payload holds its bytes; its buffer returns to the pool with its last packet and is reused") {}
+      : ns3::TestCase("a payload holds its bytes; its buffer returns to the pool with its last packet and is reused, or "
+                       "outlives a pool that went first") {}
 
  private:
   void DoRun() override {
@@ -72,6 +73,14 @@ class PayloadPoolTestCase : public ns3::TestCase {
     auto second = pool->Copy(other);
     NS_TEST_ASSERT_MSG_EQ((second.get() == buffer), true, "the freed buffer is reused");
     NS_TEST_ASSERT_MSG_EQ((*second == other), true, "with the new bytes only");
+    // A pool that goes first leaves its held buffers to their last holders.
+    Payload kept = pool->Copy(bytes), copy = kept;
+    pool.reset();
+    NS_TEST_ASSERT_MSG_EQ((*copy == bytes), true, "a held buffer outlives its pool");
+    kept.reset();
+    NS_TEST_ASSERT_MSG_EQ((*copy == bytes), true, "and its other holder still reads it");
+    const Payload own = Payload::Own({9, 8});
+    NS_TEST_ASSERT_MSG_EQ((*Payload(own) == std::vector<uint8_t>{9, 8}), true, "a buffer of no pool");
   }
 };
 

@@ -29,14 +29,14 @@ ns3::Ptr<SimFabric> BuildFabric(const emulator::ResolvedLab& lab, uint32_t seed)
 
 SimPacket NumberedPacket(const std::string& src, const std::string& dst, uint16_t src_port,
                          uint32_t seq) {
-  auto bytes = std::make_shared<std::vector<uint8_t>>(1000);
-  std::memcpy(bytes->data(), &seq, sizeof seq);
+  std::vector<uint8_t> bytes(1000);
+  std::memcpy(bytes.data(), &seq, sizeof seq);
   SimPacket p;
   p.src = ParseIpv6Address(src);
   p.dst = ParseIpv6Address(dst);
   p.src_port = src_port;
-  p.payload_bytes = static_cast<uint32_t>(bytes->size());
-  p.payload = std::move(bytes);
+  p.payload_bytes = static_cast<uint32_t>(bytes.size());
+  p.payload = Payload::Own(std::move(bytes));
   return p;
 }
 

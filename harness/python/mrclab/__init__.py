@@ -22,7 +22,8 @@ Classes: Lab (deploy / attach / destroy, nodes, links, exec, vtysh), Faults (lab
 method per fault kind, each returning a Fault usable as a context manager), Job (lab.job: a
 synthetic training job with the MRC controller calls). Long calls release the GIL and honour
 Ctrl-C (KeyboardInterrupt after cleaning up). Errors in lab files, scenarios and fault targets
-are ValueError naming the file or target, the field and the reason. Everything needs root.
+are ValueError naming the file or target, the field and the reason. Everything needs root
+except simulated drills (run_drill(..., backend="ns3"), or a scenario with `backend: ns3`).
 The pytest plugin (fixtures `lab`, `run_drill` and `validate`, marker `drill`) is mrclab.pytest_plugin.
 """
 from .drill import run_drill
