@@ -44,10 +44,19 @@ void Context::OnDatagram(Timestamp now, std::span<const uint8_t> datagram, const
     ++stats_.malformed;
     return;
   }
-  Qp* qp = FindQp(packet->bth.dest_qp);
-  if (!qp) {
-    ++stats_.unknown_qp;
-    return;
+  const uint32_t qpn = packet->bth.dest_qp;
+  Qp* qp = recent_qps_[0];
+  if (!qp || qp->qpn() != qpn) {
+    std::swap(recent_qps_[0], recent_qps_[1]);
+    qp = recent_qps_[0];
+    if (!qp || qp->qpn() != qpn) {
+      qp = FindQp(qpn);
+      if (!qp) {
+        ++stats_.unknown_qp;
+        return;
+      }
+      recent_qps_[0] = qp;
+    }
   }
   qp->OnPacket(now, *packet, info.ecn_ce);
 }

@@ -14,6 +14,7 @@
 // it from one thread (or under one lock).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -82,6 +83,10 @@ class Context {
   std::vector<Qp*> qp_order_;
   size_t tx_cursor_ = 0;
   ContextStats stats_;
+  // The last two QPs datagrams arrived for (a ring's host gets data on one and ACKs on the
+  // other), most recent first: found without a probe of qps_, a cold line at thousands of
+  // hosts. A Context never destroys a QP, so they stay valid.
+  std::array<Qp*, 2> recent_qps_{};
 };
 
 }  // namespace mrclab::mrc
