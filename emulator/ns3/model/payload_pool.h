@@ -3,7 +3,9 @@
 // step's time at 1,024 hosts, and a std::shared_ptr per packet (its control block allocated,
 // its counts atomic) still cost a few percent at 8,192. A buffer handed out by Copy() returns to
 // the pool when the last Payload holding it is gone, and the next Copy() reuses it (most
-// recently freed first, so it is likely still in cache).
+// recently freed first, so it is likely still in cache). Up to kInlineBytes (a virtual payload's
+// headers, an ACK) sit in the buffer itself: the receiver reads them with the count, in the same
+// cache lines.
 //
 // Contract:
 //   - Copy(bytes) returns a Payload holding `bytes`, immutable; copies of a Payload share it.
@@ -14,6 +16,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -24,8 +28,14 @@ class PayloadPool;
 
 class Payload {
  public:
+  static constexpr size_t kInlineBytes = 96;
+
   Payload() = default;
-  static Payload Own(std::vector<uint8_t> bytes) { return Payload(new Buffer{1, nullptr, std::move(bytes)}); }
+  static Payload Own(std::span<const uint8_t> bytes) {
+    Payload p(new Buffer);
+    p.buffer_->Assign(bytes);
+    return p;
+  }
   Payload(const Payload& other) : buffer_(other.buffer_) {
     if (buffer_) ++buffer_->refs;
   }
@@ -37,18 +47,35 @@ class Payload {
   ~Payload() { reset(); }
 
   explicit operator bool() const { return buffer_ != nullptr; }
-  const std::vector<uint8_t>& operator*() const { return buffer_->bytes; }
-  const std::vector<uint8_t>* operator->() const { return &buffer_->bytes; }
-  const std::vector<uint8_t>* get() const { return buffer_ ? &buffer_->bytes : nullptr; }
+  std::span<const uint8_t> operator*() const { return buffer_->Bytes(); }
+  // Which buffer it holds (null: none), to tell shared and reused buffers apart.
+  const void* get() const { return buffer_; }
   inline void reset();
 
  private:
   friend class PayloadPool;
   struct Shared;
   struct Buffer {
-    uint32_t refs;
-    Shared* pool;  // null: no pool's
-    std::vector<uint8_t> bytes;
+    uint32_t refs = 1;
+    uint32_t size = 0;
+    Shared* pool = nullptr;                  // null: no pool's
+    std::unique_ptr<uint8_t[]> heap;         // when size > kInlineBytes
+    size_t heap_capacity = 0;
+    uint8_t inline_bytes[kInlineBytes];
+
+    std::span<const uint8_t> Bytes() const { return {size <= kInlineBytes ? inline_bytes : heap.get(), size}; }
+    void Assign(std::span<const uint8_t> bytes) {
+      size = static_cast<uint32_t>(bytes.size());
+      uint8_t* to = inline_bytes;
+      if (bytes.size() > kInlineBytes) {
+        if (heap_capacity < bytes.size()) {
+          heap = std::make_unique_for_overwrite<uint8_t[]>(bytes.size());
+          heap_capacity = bytes.size();
+        }
+        to = heap.get();
+      }
+      if (!bytes.empty()) std::memcpy(to, bytes.data(), bytes.size());
+    }
   };
   explicit Payload(Buffer* buffer) : buffer_(buffer) {}
   Buffer* buffer_ = nullptr;
@@ -57,7 +84,7 @@ class Payload {
 // What a pool's buffers point at; outlives the pool while any of them is held.
 struct Payload::Shared {
   std::vector<Buffer*> free;
-  size_t held = 0;       // buffers handed out and not back yet
+  size_t held = 0;        // buffers handed out and not back yet
   bool orphaned = false;  // the pool is gone
 };
 
@@ -76,13 +103,14 @@ class PayloadPool {
   Payload Copy(std::span<const uint8_t> bytes) {
     Payload::Buffer* buffer;
     if (shared_->free.empty()) {
-      buffer = new Payload::Buffer{1, shared_, {}};
+      buffer = new Payload::Buffer;
+      buffer->pool = shared_;
     } else {
       buffer = shared_->free.back();
       shared_->free.pop_back();
       buffer->refs = 1;
     }
-    buffer->bytes.assign(bytes.begin(), bytes.end());  // within its capacity: no allocation
+    buffer->Assign(bytes);  // a reused buffer keeps its heap part: no allocation
     ++shared_->held;
     return Payload(buffer);
   }

@@ -1,10 +1,11 @@
 // SimPacket: addresses to and from text, wire size, pooled payload buffers.
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <vector>
 
-#include "emulator/ns3/model/sim_packet.h"
 #include "emulator/ns3/model/payload_pool.h"
+#include "emulator/ns3/model/sim_packet.h"
 #include "ns3/test.h"
 
 namespace mrclab::emulator::sim {
@@ -63,7 +64,7 @@ class PayloadPoolTestCase : public ns3::TestCase {
     auto pool = std::make_shared<PayloadPool>();
     const std::vector<uint8_t> bytes = {1, 2, 3, 4, 5}, other = {6, 7};
     auto first = pool->Copy(bytes);
-    NS_TEST_ASSERT_MSG_EQ((*first == bytes), true, "its bytes");
+    NS_TEST_ASSERT_MSG_EQ(std::ranges::equal(*first, bytes), true, "its bytes");
     const auto* buffer = first.get();
     auto shared = first;
     first.reset();
@@ -72,15 +73,26 @@ class PayloadPoolTestCase : public ns3::TestCase {
     NS_TEST_ASSERT_MSG_EQ(pool->FreeBuffers(), 1u, "back in the pool");
     auto second = pool->Copy(other);
     NS_TEST_ASSERT_MSG_EQ((second.get() == buffer), true, "the freed buffer is reused");
-    NS_TEST_ASSERT_MSG_EQ((*second == other), true, "with the new bytes only");
+    NS_TEST_ASSERT_MSG_EQ(std::ranges::equal(*second, other), true, "with the new bytes only");
+    PayloadPool pool2;
     // A pool that goes first leaves its held buffers to their last holders.
     Payload kept = pool->Copy(bytes), copy = kept;
     pool.reset();
-    NS_TEST_ASSERT_MSG_EQ((*copy == bytes), true, "a held buffer outlives its pool");
+    NS_TEST_ASSERT_MSG_EQ(std::ranges::equal(*copy, bytes), true, "a held buffer outlives its pool");
     kept.reset();
-    NS_TEST_ASSERT_MSG_EQ((*copy == bytes), true, "and its other holder still reads it");
-    const Payload own = Payload::Own({9, 8});
-    NS_TEST_ASSERT_MSG_EQ((*Payload(own) == std::vector<uint8_t>{9, 8}), true, "a buffer of no pool");
+    NS_TEST_ASSERT_MSG_EQ(std::ranges::equal(*copy, bytes), true, "and its other holder still reads it");
+    const std::vector<uint8_t> large(Payload::kInlineBytes + 1, 7);
+    const Payload own = Payload::Own(large);
+    NS_TEST_ASSERT_MSG_EQ(std::ranges::equal(*Payload(own), large), true, "a buffer of no pool, past the inline bytes");
+    // A reused buffer takes bytes of any size, inline or not.
+    Payload big = pool2.Copy(large);
+    const void* buffer2 = big.get();
+    big.reset();
+    Payload small = pool2.Copy(other);
+    NS_TEST_ASSERT_MSG_EQ((small.get() == buffer2) && std::ranges::equal(*small, other), true, "large, then small");
+    small.reset();
+    big = pool2.Copy(large);
+    NS_TEST_ASSERT_MSG_EQ((big.get() == buffer2) && std::ranges::equal(*big, large), true, "and large again");
   }
 };
 

@@ -36,13 +36,13 @@ SimPacket NumberedPacket(const std::string& src, const std::string& dst, uint16_
   p.dst = ParseIpv6Address(dst);
   p.src_port = src_port;
   p.payload_bytes = static_cast<uint32_t>(bytes.size());
-  p.payload = Payload::Own(std::move(bytes));
+  p.payload = Payload::Own(bytes);
   return p;
 }
 
 uint32_t SequenceOf(const SimPacket& packet) {
   uint32_t seq;
-  std::memcpy(&seq, packet.payload->data(), sizeof seq);
+  std::memcpy(&seq, (*packet.payload).data(), sizeof seq);
   return seq;
 }
 
