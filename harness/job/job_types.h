@@ -32,6 +32,9 @@ struct CollectiveSpec {
 // bytes; the transport still checks every packet's ICRC), every chunk must arrive, whole and in
 // its slot, but there are no chunk checksums or results to check: bytes_verified counts the
 // bytes delivered.
+enum class PayloadMode { kReal, kVirtual };
+std::string_view ToString(PayloadMode m);
+
 // What a controller's EV deny or allow did: the QPs from host_a to host_b it reached, and how
 // many of them refused a deny of an EV they send on because it would leave them fewer GOOD EVs
 // than min_active (they keep the EV GOOD; mrc::EvTable::Deny).
@@ -39,9 +42,6 @@ struct EvControlResult {
   int qps = 0;
   int refused = 0;
 };
-
-enum class PayloadMode { kReal, kVirtual };
-std::string_view ToString(PayloadMode m);
 
 // Whose transport carries the job: our MRC core's (MRC or its RC model, on namespace hosts) or
 // the kernel's RC (libibverbs on rdma_rxe, on VM hosts: harness/job/kernel_rc_job.h).

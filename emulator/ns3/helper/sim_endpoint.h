@@ -83,7 +83,7 @@ class SimEndpoint {
   // Arms the timer event at Deadline() unless one is armed as early.
   void ArmTimer();
   void Flush();
-  // QP qpn's routes (by EV), or null.
+  // QP qpn's routes (by EV); empty when it has none.
   std::span<const Route> RoutesOf(uint32_t qpn);
   // Moves port's backlog into its NIC while it fits; true if the port can take more now
   // (backlog empty, NIC below half its buffer). Keeps the port's bit in unsure_ports_.

@@ -40,8 +40,8 @@ struct SimPacket {
   bool ecn_capable = true;  // ECT(0) or ECT(1) set by the sender
   bool ecn_ce = false;      // Congestion Experienced, set by a port above its ECN threshold
   uint8_t hop_limit = 64;   // IPv6 Hop Limit: every switch decrements it and drops at 0
-  Payload payload;  // may be null: virtual payload
-  uint32_t zero_run_at = 0, zero_run_bytes = 0;         // zero bytes left out of `payload`
+  Payload payload;                               // may be null: virtual payload
+  uint32_t zero_run_at = 0, zero_run_bytes = 0;  // zero bytes left out of `payload`
 
   // Bytes on the wire: payload_bytes + kFrameOverheadBytes.
   uint32_t WireBytes() const { return payload_bytes + kFrameOverheadBytes; }
