@@ -75,12 +75,14 @@ int Check(const Scenario& s, const DrillArgs& a) {
       std::printf("  job %-8s %d ranks, %zu QP pairs: the kernel's RC on VM hosts (rdma_rxe; buffers in the guests)\n",
                   name.c_str(), f.ranks, f.qp_pairs);
     else if (kind == emulator::BackendKind::kNetns)
-      std::printf("  job %-8s %d ranks, %zu QP pairs, %zu udp source ports, %zu sockets, %.1f MiB buffers\n",
+      std::printf("  job %-8s %d ranks, %zu QP pairs, %zu udp source ports, %zu sockets, %.1f MiB buffers, "
+                  "~%.1f MiB QP state\n",
                   name.c_str(), f.ranks, f.qp_pairs, f.source_ports, f.sockets,
-                  static_cast<double>(f.buffer_bytes) / (1 << 20));
+                  static_cast<double>(f.buffer_bytes) / (1 << 20), static_cast<double>(f.qp_state_bytes) / (1 << 20));
     else  // simulated hosts open no sockets
-      std::printf("  job %-8s %d ranks, %zu QP pairs, %zu udp source ports, %.1f MiB buffers\n", name.c_str(),
-                  f.ranks, f.qp_pairs, f.source_ports, static_cast<double>(f.buffer_bytes) / (1 << 20));
+      std::printf("  job %-8s %d ranks, %zu QP pairs, %zu udp source ports, %.1f MiB buffers, ~%.1f MiB QP state\n",
+                  name.c_str(), f.ranks, f.qp_pairs, f.source_ports, static_cast<double>(f.buffer_bytes) / (1 << 20),
+                  static_cast<double>(f.qp_state_bytes) / (1 << 20));
   }
   for (const auto& line : machine.lines) std::printf("%s\n", line.c_str());
   std::printf("  metrics endpoint: %s\n", metrics_line.c_str());

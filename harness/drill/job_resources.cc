@@ -129,6 +129,14 @@ std::vector<TransportFootprint> CheckJobResources(const Scenario& s, const emula
       throw ScenarioError(s.file, "job.collectives",
                           "the job's buffers need " + MiB(f.buffer_bytes) + " and " + MiB(memory) +
                               " are available; use smaller sizes, fewer hosts, or payload: virtual");
+    if (memory > 0 && f.buffer_bytes + f.qp_state_bytes > kMaxMemoryShare * static_cast<double>(memory))
+      throw ScenarioError(s.file, field + ".evs",
+                          "the job's " + std::to_string(2 * f.qp_pairs) + " QPs need about " + MiB(f.qp_state_bytes) +
+                              " of transport state (" + std::to_string(QpStateBytes(job.evs_per_qp) / 1024) +
+                              " KiB each with " + std::to_string(job.evs_per_qp) + " EVs), with " +
+                              MiB(f.buffer_bytes) + " of buffers, and " + MiB(memory) +
+                              " are available; use fewer EVs, fewer qps_per_peer, fewer job hosts, or a collective "
+                              "with fewer peers per rank than all_to_all");
     out.push_back({t.name, f});
   }
   return out;
@@ -138,7 +146,8 @@ nlohmann::json ToJson(const std::vector<TransportFootprint>& footprints, emulato
   nlohmann::json out = nlohmann::json::array();
   for (const auto& [name, f] : footprints) {
     out.push_back({{"transport", name}, {"ranks", f.ranks}, {"qp_pairs", f.qp_pairs},
-                   {"source_ports", f.source_ports}, {"buffer_bytes", f.buffer_bytes}});
+                   {"source_ports", f.source_ports}, {"buffer_bytes", f.buffer_bytes},
+                   {"qp_state_bytes", f.qp_state_bytes}});
     if (backend == emulator::BackendKind::kNetns) out.back()["sockets"] = f.sockets;
   }
   return out;

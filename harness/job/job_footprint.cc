@@ -10,6 +10,8 @@
 
 namespace mrclab::harness {
 
+uint64_t QpStateBytes(int evs_per_qp) { return 9 * 1024 + 160 * static_cast<uint64_t>(std::max(evs_per_qp, 1)); }
+
 JobFootprint EstimateFootprint(const JobConfig& c, int ports_per_host) {
   JobFootprint f;
   f.ranks = static_cast<int>(c.hosts.size()) * c.ranks_per_host;
@@ -40,6 +42,7 @@ JobFootprint EstimateFootprint(const JobConfig& c, int ports_per_host) {
   }
   const uint64_t slots = c.payload == PayloadMode::kVirtual ? 1 : static_cast<uint64_t>(plan.slots());
   f.buffer_bytes = shared + n * (per_rank + slots * slot_bytes);
+  f.qp_state_bytes = 2 * f.qp_pairs * QpStateBytes(c.evs_per_qp);
   return f;
 }
 

@@ -18,7 +18,13 @@ struct JobFootprint {
   uint32_t source_port_width = 0;  // udp EVs: source ports per QP pair (its EVs; RC: 1)
   size_t sockets = 0;       // real-time driver: one per host port, plus one per udp EV route
   uint64_t buffer_bytes = 0;  // collective inputs, outputs and landing slots of every rank
+  uint64_t qp_state_bytes = 0;  // the transport state of both ends of every QP pair (estimated)
 };
+
+// What one QP's state takes, EV table, queues, receive window and its driver's and workload's
+// share included, as measured (bytes per QP on a 1,024-host all-to-all, mrc/core/qp.h): about
+// 9 KiB, plus 160 bytes per EV.
+uint64_t QpStateBytes(int evs_per_qp);
 
 // `ports_per_host`: how many planes a host is attached to (one receive socket each).
 JobFootprint EstimateFootprint(const JobConfig& config, int ports_per_host);

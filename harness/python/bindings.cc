@@ -28,6 +28,7 @@
 #include "harness/drill/quantities.h"
 #include "harness/drill/scenario.h"
 #include "harness/job/realtime_job.h"
+#include "harness/telemetry/metrics_exporter.h"
 
 namespace py = pybind11;
 namespace nx = mrclab::emulator::netns;
@@ -253,6 +254,8 @@ PYBIND11_MODULE(_mrclab, m) {
       PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const std::invalid_argument& e) {
       PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const emulator::Error& e) {  // bad input is a ValueError; a failed operation a RuntimeError
+      PyErr_SetString(e.kind() == emulator::ErrorKind::kInput ? PyExc_ValueError : PyExc_RuntimeError, e.what());
     }
   });
 
@@ -300,6 +303,8 @@ PYBIND11_MODULE(_mrclab, m) {
           d.out_root = o.value("out", "runs");
           d.lab = o.value("lab", "");
           d.metrics_bind = o.value("metrics", "");
+          if (d.metrics_bind == "off") d.metrics_bind.clear();
+          if (!d.metrics_bind.empty()) harness::CheckMetricsBind(d.metrics_bind, "metrics");
           d.keep_lab = o.value("keep_lab", false);
           d.progress = o.value("progress", false);
           d.summary = o.value("summary", false);

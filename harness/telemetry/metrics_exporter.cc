@@ -50,9 +50,10 @@ struct BindAddress {
   socklen_t sa_len = 0;
 };
 
-BindAddress ParseBind(const std::string& bind) {
+// `field` names what gave the address in the error.
+BindAddress ParseBind(const std::string& bind, const std::string& field = "metrics exporter") {
   auto fail = [&](const std::string& why) -> BindAddress {
-    throw emulator::InputError("metrics exporter: bad bind address '" + bind + "': " + why);
+    throw emulator::InputError(field + ": bad bind address '" + bind + "': " + why);
   };
   const size_t colon = bind.rfind(':');
   if (colon == std::string::npos || colon == 0) return fail("expected HOST:PORT");
@@ -228,6 +229,8 @@ uint16_t DrillMetrics::port() const { return impl_->port; }
 uint16_t DrillMetrics::taken_port() const { return impl_->taken_port; }
 
 std::string MetricsBindProblem(const std::string& bind) { return ListenError(ParseBind(bind)); }
+
+void CheckMetricsBind(const std::string& bind, const std::string& field) { ParseBind(bind, field); }
 
 std::string DrillMetrics::url() const {
   std::string host = impl_->address.host;

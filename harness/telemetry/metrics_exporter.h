@@ -48,6 +48,9 @@ struct MetricsOptions {
 // Why `bind` cannot be listened on now ("Address already in use"), "" if it can. Throws
 // std::runtime_error for a malformed address. For --check: nothing is left listening.
 std::string MetricsBindProblem(const std::string& bind);
+// Throws emulator::InputError "<field>: bad bind address '<bind>': <why>" unless `bind` is
+// HOST:PORT or [IPv6]:PORT with a numeric address (port 0: any free one). Opens nothing.
+void CheckMetricsBind(const std::string& bind, const std::string& field);
 
 class DrillMetrics {
  public:

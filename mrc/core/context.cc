@@ -5,7 +5,7 @@
 namespace mrclab::mrc {
 
 Context::Context(const ContextConfig& config)
-    : rng_(config.seed), elide_zero_payload_(config.elide_zero_payload), memory_(&rng_) {}
+    : elide_zero_payload_(config.elide_zero_payload), rng_(config.seed), memory_(&rng_) {}
 
 MemoryRegion Context::RegisterMemory(std::span<uint8_t> buffer, uint32_t access) {
   return memory_.Register(buffer, access);
@@ -26,7 +26,7 @@ Qp& Context::CreateQp(QpConfig config, CompletionQueue& send_cq, CompletionQueue
   auto qp = std::make_unique<Qp>(qpn, config, &memory_, &send_cq, &recv_cq, &events_);
   Qp& ref = *qp;
   qps_.Put(qpn, std::move(qp));
-  qp_order_.push_back(&ref);
+  scheduler_.Add(&ref);
   return ref;
 }
 
@@ -34,8 +34,6 @@ Qp* Context::FindQp(uint32_t qpn) {
   const std::unique_ptr<Qp>* qp = qps_.Find(qpn);
   return qp ? qp->get() : nullptr;
 }
-
-std::vector<Qp*> Context::Qps() { return qp_order_; }
 
 void Context::OnDatagram(Timestamp now, std::span<const uint8_t> datagram, const DatagramInfo& info) {
   ++stats_.datagrams_in;
@@ -62,27 +60,14 @@ void Context::OnDatagram(Timestamp now, std::span<const uint8_t> datagram, const
 }
 
 std::optional<Transmit> Context::PollTransmit(Timestamp now, std::span<uint8_t> out) {
-  const size_t n = qp_order_.size();
-  for (size_t k = 0; k < n; ++k) {
-    Qp* qp = qp_order_[(tx_cursor_ + k) % n];
-    if (auto t = qp->PollTransmit(now, out, elide_zero_payload_)) {
-      tx_cursor_ = (tx_cursor_ + k + 1) % n;
-      ++stats_.datagrams_out;
-      return t;
-    }
-  }
-  return std::nullopt;
-}
-
-Timestamp Context::NextTimeout() const {
-  Timestamp t = Timestamp::Infinite();
-  for (const Qp* qp : qp_order_) t = Min(t, qp->NextTimeout());
+  auto t = scheduler_.PollTransmit(now, out, elide_zero_payload_);
+  if (t) ++stats_.datagrams_out;
   return t;
 }
 
 void Context::OnTimeout(Timestamp now) {
-  for (Qp* qp : qp_order_)
-    if (qp->NextTimeout() <= now) qp->OnTimeout(now);
+  scheduler_.TakeDue(now, due_);
+  for (Qp* qp : due_) qp->OnTimeout(now);
 }
 
 }  // namespace mrclab::mrc

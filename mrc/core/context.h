@@ -26,6 +26,7 @@
 #include "mrc/core/flat_id_map.h"
 #include "mrc/core/memory_region.h"
 #include "mrc/core/qp.h"
+#include "mrc/core/qp_scheduler.h"
 #include "mrc/core/rng.h"
 #include "mrc/core/units.h"
 
@@ -63,30 +64,33 @@ class Context {
   // The QP gets a fresh random QPN and a random initial PSN unless config.initial_psn is nonzero.
   Qp& CreateQp(QpConfig config, CompletionQueue& send_cq, CompletionQueue& recv_cq);
   Qp* FindQp(uint32_t qpn);
-  std::vector<Qp*> Qps();
+  std::vector<Qp*> Qps() const { return scheduler_.Qps(); }
 
   void OnDatagram(Timestamp now, std::span<const uint8_t> datagram, const DatagramInfo& info = {});
   std::optional<Transmit> PollTransmit(Timestamp now, std::span<uint8_t> out);
-  Timestamp NextTimeout() const;
+  Timestamp NextTimeout() const { return scheduler_.NextTimeout(); }
   void OnTimeout(Timestamp now);
   std::optional<Event> PollEvent() { return events_.Pop(); }
 
   const ContextStats& stats() const { return stats_; }
 
  private:
-  Rng rng_;
+  // What every datagram and poll reads comes first (a few lines, hot together).
   bool elide_zero_payload_;
-  MemoryRegistry memory_;
-  EventSink events_;
-  std::vector<std::unique_ptr<CompletionQueue>> cqs_;
-  FlatIdMap<std::unique_ptr<Qp>> qps_;
-  std::vector<Qp*> qp_order_;
-  size_t tx_cursor_ = 0;
   ContextStats stats_;
   // The last two QPs datagrams arrived for (a ring's host gets data on one and ACKs on the
   // other), most recent first: found without a probe of qps_, a cold line at thousands of
   // hosts. A Context never destroys a QP, so they stay valid.
   std::array<Qp*, 2> recent_qps_{};
+  // Which QPs may send and when the next times out, kept as QPs change (asking each QP on
+  // every call was O(QPs) per datagram). NextTimeout brings it up to date, hence mutable.
+  mutable QpScheduler scheduler_;
+  std::vector<Qp*> due_;  // OnTimeout's, kept for its capacity
+  Rng rng_;
+  MemoryRegistry memory_;
+  EventSink events_;
+  std::vector<std::unique_ptr<CompletionQueue>> cqs_;
+  FlatIdMap<std::unique_ptr<Qp>> qps_;
 };
 
 }  // namespace mrclab::mrc

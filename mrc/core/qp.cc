@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "mrc/core/qp_scheduler.h"
+
 namespace mrclab::mrc {
 namespace {
 // Internal 64-bit PSNs start one 2^32 up, so unwrapping below the initial PSN stays positive.
@@ -33,7 +35,12 @@ Qp::Qp(uint32_t qpn, const QpConfig& config, MemoryRegistry* memory, CompletionQ
   sent_base_psn_ = next_psn_ = kPsnOrigin + (config_.initial_psn & kPsnMask);
 }
 
+void Qp::Touch() {
+  if (scheduler_) scheduler_->Touched(scheduler_index_);
+}
+
 void Qp::Connect(uint32_t remote_qpn, uint32_t remote_initial_psn) {
+  Touch();
   remote_qpn_ = remote_qpn;
   const uint64_t rx_start = kPsnOrigin + (remote_initial_psn & kPsnMask);
   rx_.emplace(rx_start, config_.receive_window_packets);
@@ -44,6 +51,7 @@ void Qp::Connect(uint32_t remote_qpn, uint32_t remote_initial_psn) {
 }
 
 PostResult Qp::PostWrite(const WriteRequest& wr) {
+  Touch();
   if (state_ != QpState::kReadyToSend) return PostResult::kNotReady;
   if (wrs_.size() >= config_.max_send_wr) return PostResult::kQueueFull;
   const MemoryRegistry::LocalBytes local = memory_->ResolveLocal(wr.lkey, wr.local_addr, wr.length);
@@ -58,6 +66,7 @@ PostResult Qp::PostWrite(const WriteRequest& wr) {
 }
 
 PostResult Qp::PostRecv(uint64_t wr_id) {
+  Touch();
   if (state_ == QpState::kError) return PostResult::kNotReady;
   recv_wrs_.push_back(wr_id);
   ++recv_posted_total_;
@@ -71,6 +80,7 @@ PostResult Qp::PostRecv(uint64_t wr_id) {
 }
 
 void Qp::OnPacket(Timestamp now, const Packet& p, bool ecn_ce) {
+  Touch();
   if (state_ != QpState::kReadyToSend) return;
   switch (p.bth.opcode) {
     case Opcode::kRcAck:
@@ -96,6 +106,7 @@ void Qp::OnProbe(Timestamp now, const Packet& p) {
 }
 
 std::optional<Transmit> Qp::PollTransmit(Timestamp now, std::span<uint8_t> out, bool elide_zeros) {
+  Touch();
   if (state_ != QpState::kReadyToSend || !CanTransmit()) return std::nullopt;
   if (!probe_replies_.empty()) {
     ProbeReply r = probe_replies_.front();
@@ -152,6 +163,7 @@ Timestamp Qp::NextTimeout() const {
 }
 
 void Qp::OnTimeout(Timestamp now) {
+  Touch();
   if (state_ != QpState::kReadyToSend) return;
   if (ack_.pending && ack_.deadline <= now) ack_.immediate = true;
   if (credit_repeat_at_ <= now) {
@@ -165,6 +177,7 @@ void Qp::OnTimeout(Timestamp now) {
 }
 
 bool Qp::DenyEv(uint16_t ev, Timestamp now) {
+  Touch();
   const int i = evs_.IndexOf(ev);
   if (i < 0 || !evs_.Deny(i, now)) return false;
   MarkEvInFlightLost(i, now);
@@ -172,11 +185,13 @@ bool Qp::DenyEv(uint16_t ev, Timestamp now) {
 }
 
 bool Qp::AllowEv(uint16_t ev, Timestamp now) {
+  Touch();
   const int i = evs_.IndexOf(ev);
   return i >= 0 && evs_.Allow(i, now);
 }
 
 std::optional<uint32_t> Qp::ProbeEv(uint16_t ev) {
+  Touch();
   const int i = evs_.IndexOf(ev);
   if (i < 0 || state_ != QpState::kReadyToSend) return std::nullopt;
   return prober_.Request(i);

@@ -37,6 +37,8 @@
 
 namespace mrclab::mrc {
 
+class QpScheduler;
+
 enum class TransportMode : uint8_t { kMrc, kRc };
 std::string_view ToString(TransportMode m);
 
@@ -113,6 +115,13 @@ class Qp {
   // RC mode: the one EV the QP sends on (an ECMP hash of the QP numbers; set by Connect).
   size_t rc_ev_index() const { return rc_ev_index_; }
 
+  // Tells `scheduler` (its Context's, once it keeps track of its QPs) of every call that may
+  // change what the QP sends or when it times out, as its QP `index` (qp_scheduler.h).
+  void Watch(QpScheduler* scheduler, uint32_t index) {
+    scheduler_ = scheduler;
+    scheduler_index_ = index;
+  }
+
   // Moves the QP to RTS towards `remote_qpn`, whose initial send PSN is `remote_initial_psn`.
   void Connect(uint32_t remote_qpn, uint32_t remote_initial_psn);
   PostResult PostWrite(const WriteRequest& wr);
@@ -137,8 +146,14 @@ class Qp {
   bool DenyEv(uint16_t ev, Timestamp now);
   bool AllowEv(uint16_t ev, Timestamp now);
   std::optional<uint32_t> ProbeEv(uint16_t ev);  // result: ProbeCompleted event
-  size_t DisablePlane(int plane, Timestamp now) { return evs_.SetPlane(plane, false, now); }
-  size_t EnablePlane(int plane, Timestamp now) { return evs_.SetPlane(plane, true, now); }
+  size_t DisablePlane(int plane, Timestamp now) {
+    Touch();
+    return evs_.SetPlane(plane, false, now);
+  }
+  size_t EnablePlane(int plane, Timestamp now) {
+    Touch();
+    return evs_.SetPlane(plane, true, now);
+  }
 
   const QpStats& stats() const { return stats_; }
   Duration srtt() const { return rtt_.srtt(); }
@@ -194,6 +209,8 @@ class Qp {
   };
 
   bool is_mrc() const { return config_.mode == TransportMode::kMrc; }
+  // Tells the scheduler this QP may have changed (called first by every public mutator).
+  void Touch();
   // Whether a controller left this QP a way out: MRC needs one EV not DENIED, RC (pinned to
   // one path, no other) its own EV.
   bool CanTransmit() const {
@@ -239,6 +256,8 @@ class Qp {
   CompletionQueue* send_cq_;
   CompletionQueue* recv_cq_;
   EventSink* events_;
+  QpScheduler* scheduler_ = nullptr;
+  uint32_t scheduler_index_ = 0;
   QpState state_ = QpState::kReset;
   QpStats stats_;
 

@@ -292,6 +292,26 @@ def test_check_refuses_lab_sysctls_frr_configs_and_images_it_cannot_model(tmp_pa
                                    "backend (it routes without FRR; they need the emulated lab: --backend netns)")
 
 
+def test_a_job_whose_qp_state_cannot_fit_in_memory_is_refused_before_anything_is_built(tmp_path):
+    # An all-to-all over the 1,024 hosts of clos8-1k with 256 EVs per QP: over a million QPs of
+    # about 49 KiB each, more than twice what this machine has (more QPs per peer if need be).
+    available = next(int(line.split()[1]) * 1024 for line in Path("/proc/meminfo").read_text().splitlines()
+                     if line.startswith("MemAvailable:"))
+    pairs, per_qp = 1024 * 1023 // 2, 9 * 1024 + 160 * 256
+    qps = max(1, -(-available // (pairs * per_qp)))
+    path = tmp_path / "a2a.yaml"
+    path.write_text(f"name: a2a\nlab: {ROOT / 'labs' / 'clos8-1k.yaml'}\nbackend: ns3\n"
+                    "job:\n  hosts: all\n  collectives: [{kind: all_to_all, size: 4MiB}]\n  payload: virtual\n"
+                    f"transports:\n  - {{name: mrc, transport: mrc, evs: 256, qps_per_peer: {qps}}}\nfaults: []\n")
+    for extra in (["--check"], ["--out", tmp_path / "runs", "--metrics", "off"]):
+        proc = mrclab("drill", path, *extra, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.startswith(f"mrclab: error: {path}: transports[0].evs: the job's {2 * pairs * qps} QPs "
+                                      "need about "), proc.stderr
+        assert "KiB each with 256 EVs" in proc.stderr and "use fewer EVs" in proc.stderr
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
 def test_check_names_the_backend_and_refuses_a_deployed_lab_name(tmp_path):
     path = scenario(tmp_path, "sim-check", [RIDE_THROUGH["link_down"]], backend=None)
     proc = mrclab("drill", path, "--check", "--backend", "ns3")
@@ -299,7 +319,7 @@ def test_check_names_the_backend_and_refuses_a_deployed_lab_name(tmp_path):
     assert "job mrc      8 ranks, 8 QP pairs, 0 udp source ports, " in proc.stdout and "sockets" not in proc.stdout
     proc = mrclab("drill", path, "--check", "--backend", "ns3", "--json")  # simulated hosts open no sockets
     assert proc.returncode == 0 and [sorted(j) for j in json.loads(proc.stdout)["jobs"]] == [
-        ["buffer_bytes", "qp_pairs", "ranks", "source_ports", "transport"]]
+        ["buffer_bytes", "qp_pairs", "qp_state_bytes", "ranks", "source_ports", "transport"]]
     proc = mrclab("drill", path, "--check", "--backend", "ns3", "--lab", "no-such-lab")
     assert proc.returncode == 2 and "--lab: 'no-such-lab' is not a lab file" in proc.stderr
     # A bare lab name in the scenario is looked up in labs/ beside its folder: the error says where.
@@ -349,8 +369,10 @@ def test_python_run_drill_in_simulation(tmp_path):
     with pytest.raises(ValueError, match="backend must be 'netns' or 'ns3'"):
         mrclab.run_drill(path, backend="ns-3")
     # Errors name the keyword arguments, not the CLI's flags.
-    with pytest.raises(ValueError, match=r"^metrics: expected 'HOST:PORT' or 'off', not 'localhost'$"):
+    with pytest.raises(ValueError, match=r"^metrics: bad bind address 'localhost': expected HOST:PORT$"):
         mrclab.run_drill(path, metrics="localhost")
+    with pytest.raises(ValueError, match=r"^metrics: bad bind address 'localhost:9464': host must be an IPv4"):
+        mrclab.run_drill(path, metrics="localhost:9464")
     with pytest.raises(ValueError, match=r": transports: no transport named 'rc' \(the scenario's: mrc\)$"):
         mrclab.run_drill(path, transports=["rc"], out=tmp_path / "runs")
     with pytest.raises(ValueError, match=r": lab: '.*nowhere.yaml' is not a lab file"):

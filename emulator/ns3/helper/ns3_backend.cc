@@ -31,6 +31,10 @@ class Ns3Backend : public harness::DrillBackend {
   Ns3Backend(ResolvedLab lab, Ns3BackendOptions options) : lab_(std::move(lab)), options_(std::move(options)) {
     if (live_backend) throw std::logic_error("one ns-3 simulation at a time per process");
     live_backend = true;
+    // Before anything asks ns-3 the time (a drill reads Now() before Prepare): the first ask
+    // makes the simulator, on the scheduler bound then. One left by an earlier run goes.
+    ns3::Simulator::Destroy();
+    UseSimScheduler();
   }
   ~Ns3Backend() override {
     Release();
@@ -43,7 +47,9 @@ class Ns3Backend : public harness::DrillBackend {
   std::string TimeBase() const override { return "simulated"; }
 
   void Prepare(bool progress) override {
-    UseSimScheduler();
+    ns3::Simulator::Now();  // makes the simulator if nothing has yet
+    if (BucketScheduler::Instances() == 0)  // its clock and Ctrl-C hook would be missing
+      throw std::logic_error("ns-3's simulator was made before the ns3 backend chose its scheduler");
     BucketScheduler::stop_requested = options_.stop_requested;
     released_at_.reset();
     ns3::RngSeedManager::SetSeed(static_cast<uint32_t>(options_.seed % 0xFFFFFFFEu) + 1);

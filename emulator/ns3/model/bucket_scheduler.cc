@@ -19,6 +19,7 @@ ns3::TypeId BucketScheduler::GetTypeId() {
 }
 
 BucketScheduler::~BucketScheduler() {
+  --instances_;
   if (Clock::owner == this) Clock::owner = nullptr;
 }
 

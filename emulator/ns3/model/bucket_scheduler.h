@@ -37,8 +37,11 @@ namespace mrclab::emulator::sim {
 class BucketScheduler : public ns3::Scheduler {
  public:
   static ns3::TypeId GetTypeId();
-  BucketScheduler() = default;
+  BucketScheduler() { ++instances_; }
   ~BucketScheduler() override;
+  // How many exist: a simulator made with another scheduler (ns-3's default, when something
+  // asked it the time before UseSimScheduler) has none.
+  static int Instances() { return instances_; }
 
   void Insert(const Event& ev) override;
   bool IsEmpty() const override;
@@ -73,6 +76,7 @@ class BucketScheduler : public ns3::Scheduler {
   // mutable: PeekNext (const in ns-3's interface) sorts the bucket it looks at.
   mutable CalendarQueue<Item, &BucketScheduler::Before> calendar_;
   uint32_t events_to_stop_check_ = kEventsPerStopCheck;
+  static inline int instances_ = 0;
 };
 
 // Simulator::Now().GetTimeStep(), without the call while a BucketScheduler runs the simulation.

@@ -7,15 +7,6 @@ from typing import Sequence
 from . import _mrclab
 
 
-def _metrics_bind(metrics: str | None) -> str:
-    if metrics in (None, "", "off"):
-        return ""
-    host, colon, port = str(metrics).rpartition(":")
-    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"metrics: expected 'HOST:PORT' or 'off', not {metrics!r}")
-    return str(metrics)
-
-
 def run_drill(scenario: str | os.PathLike, *, lab: str | None = None, out: str | os.PathLike = "runs",
               metrics: str | None = None, transports: Sequence[str] = (), keep_lab: bool = False,
               progress: bool = False, backend: str | None = None) -> dict:
@@ -25,9 +16,9 @@ def run_drill(scenario: str | os.PathLike, *, lab: str | None = None, out: str |
     fault window or the baseline; result['emulation_fidelity'] says why) and result['run_dir'] holds
     events, steps and JUnit.
     lab: another lab file or a deployed lab's name; metrics: 'HOST:PORT' to serve Prometheus
-    metrics meanwhile (None or 'off': none). backend: 'netns' (the emulated lab, root) or 'ns3' (the same lab simulated;
+    metrics meanwhile (port 0: a free one; None or 'off': none). backend: 'netns' (the emulated lab, root) or 'ns3' (the same lab simulated;
     no root; times in the run directory are simulated seconds); default: the scenario's
     `backend:` key, else netns. Scenario errors are ValueError naming the file, field and reason."""
-    options = {"lab": str(lab or ""), "out": str(out), "metrics": _metrics_bind(metrics), "transports": list(transports),
+    options = {"lab": str(lab or ""), "out": str(out), "metrics": str(metrics or ""), "transports": list(transports),
                "keep_lab": keep_lab, "progress": progress, "summary": False, "backend": backend or ""}
     return _mrclab.run_drill(str(scenario), options)
