@@ -4,7 +4,8 @@
 //   driver                         Context                         application
 //   ------                         -------                         -----------
 //   OnDatagram(now, bytes, info) ─► decode, check ICRC ─► QP by dest QPN
-//   PollTransmit(now, buf) ◄─────── next packet of any QP (round-robin) + its (QPN, EV)
+//   PollTransmit(now, buf) ◄─────── next packet of any QP (round-robin over the QPs that
+//                                   may have one, qp_scheduler.h) + its (QPN, EV)
 //   NextTimeout() / OnTimeout(now)  ACK delay, loss detection, RTO, probes
 //   PollEvent() ◄─────────────────── EV state changes, QP errors, probe results
 //                                  CompletionQueue::Poll ◄──────── completions
