@@ -84,6 +84,20 @@ void CheckHostKinds(const Scenario& s, const emulator::ResolvedLab& lab, const J
   }
 }
 
+// A job whose QPs (both ends of `qp_pairs` pairs) and buffers need more than its share of the
+// `memory` available.
+[[noreturn]] void RefuseQpState(const Scenario& s, const std::string& field, const JobConfig& job, size_t qp_pairs,
+                                uint64_t buffer_bytes, uint64_t memory) {
+  const uint64_t each = QpStateBytes(job.evs_per_qp);
+  throw ScenarioError(s.file, field + ".evs",
+                      "the job's " + std::to_string(2 * qp_pairs) + " QPs need about " + MiB(2 * qp_pairs * each) +
+                          " of transport state (" + std::to_string(each / 1024) + " KiB each with " +
+                          std::to_string(job.evs_per_qp) + " EVs)" +
+                          (buffer_bytes ? ", with " + MiB(buffer_bytes) + " of buffers," : std::string(",")) +
+                          " and " + MiB(memory) + " are available; use fewer EVs, fewer qps_per_peer, fewer job " +
+                          "hosts, or a collective with fewer peers per rank than all_to_all");
+}
+
 }  // namespace
 
 std::vector<TransportFootprint> CheckJobResources(const Scenario& s, const emulator::ResolvedLab& lab,
@@ -104,6 +118,10 @@ std::vector<TransportFootprint> CheckJobResources(const Scenario& s, const emula
     const std::string field = "transports[" + std::to_string(i) + "]";
     const JobConfig job = MakeJobConfig(s, lab, t);
     CheckHostKinds(s, lab, job, field);
+    // Counted before they are listed: the list of a huge all-to-all's pairs alone would not fit.
+    if (const size_t pairs = CountQpPairs(job);
+        memory > 0 && 2 * pairs * QpStateBytes(job.evs_per_qp) > kMaxMemoryShare * static_cast<double>(memory))
+      RefuseQpState(s, field, job, pairs, 0, memory);
     const JobFootprint f = EstimateFootprint(job, ports_per_host);
     for (const auto& c : job.collectives)
       if (ChunkBytes(c.bytes, f.ranks) < 4 * static_cast<uint64_t>(t.qps_per_peer))
@@ -130,13 +148,7 @@ std::vector<TransportFootprint> CheckJobResources(const Scenario& s, const emula
                           "the job's buffers need " + MiB(f.buffer_bytes) + " and " + MiB(memory) +
                               " are available; use smaller sizes, fewer hosts, or payload: virtual");
     if (memory > 0 && f.buffer_bytes + f.qp_state_bytes > kMaxMemoryShare * static_cast<double>(memory))
-      throw ScenarioError(s.file, field + ".evs",
-                          "the job's " + std::to_string(2 * f.qp_pairs) + " QPs need about " + MiB(f.qp_state_bytes) +
-                              " of transport state (" + std::to_string(QpStateBytes(job.evs_per_qp) / 1024) +
-                              " KiB each with " + std::to_string(job.evs_per_qp) + " EVs), with " +
-                              MiB(f.buffer_bytes) + " of buffers, and " + MiB(memory) +
-                              " are available; use fewer EVs, fewer qps_per_peer, fewer job hosts, or a collective "
-                              "with fewer peers per rank than all_to_all");
+      RefuseQpState(s, field, job, f.qp_pairs, f.buffer_bytes, memory);
     out.push_back({t.name, f});
   }
   return out;

@@ -12,6 +12,14 @@ namespace mrclab::harness {
 
 uint64_t QpStateBytes(int evs_per_qp) { return 9 * 1024 + 160 * static_cast<uint64_t>(std::max(evs_per_qp, 1)); }
 
+size_t CountQpPairs(const JobConfig& c) {
+  const size_t n = c.hosts.size() * static_cast<size_t>(c.ranks_per_host);
+  const bool all_to_all = std::any_of(c.collectives.begin(), c.collectives.end(),
+                                      [](const CollectiveSpec& spec) { return spec.kind == CollectiveKind::kAllToAll; });
+  const size_t pairs = all_to_all ? n * (n - 1) / 2 : (n == 2 ? 1 : n);
+  return pairs * static_cast<size_t>(c.qps_per_peer);
+}
+
 JobFootprint EstimateFootprint(const JobConfig& c, int ports_per_host) {
   JobFootprint f;
   f.ranks = static_cast<int>(c.hosts.size()) * c.ranks_per_host;

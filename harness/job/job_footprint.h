@@ -26,6 +26,11 @@ struct JobFootprint {
 // 9 KiB, plus 160 bytes per EV.
 uint64_t QpStateBytes(int evs_per_qp);
 
+// The job's QP pairs, counted without listing them (a list of an all-to-all's would not fit in
+// memory at 100,000 ranks): an all-to-all pairs every two ranks, the ring collectives each rank
+// with its neighbour; qps_per_peer pairs each.
+size_t CountQpPairs(const JobConfig& config);
+
 // `ports_per_host`: how many planes a host is attached to (one receive socket each).
 JobFootprint EstimateFootprint(const JobConfig& config, int ports_per_host);
 

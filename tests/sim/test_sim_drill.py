@@ -310,6 +310,16 @@ def test_a_job_whose_qp_state_cannot_fit_in_memory_is_refused_before_anything_is
                                       "need about "), proc.stderr
         assert "KiB each with 256 EVs" in proc.stderr and "use fewer EVs" in proc.stderr
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+    # 16,384 ranks all-to-all: 134 million QP pairs, refused at once from their count (a list of
+    # them, as the footprint makes for smaller jobs, would itself take gigabytes and minutes).
+    lab = tmp_path / "wide.yaml"
+    lab.write_text("name: wide16k\nclos: {planes: 1, spines_per_plane: 64, leaves_per_plane: 64, hosts: 16384, "
+                   "hosts_per_leaf: 256}\nrouting: static\n")
+    path.write_text(path.read_text().replace(f"lab: {ROOT / 'labs' / 'clos8-1k.yaml'}", f"lab: {lab}")
+                    .replace(f"evs: 256, qps_per_peer: {qps}", "evs: 4"))
+    proc = mrclab("drill", path, "--check", timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert f"transports[0].evs: the job's {16384 * 16383} QPs need about " in proc.stderr, proc.stderr
 
 
 def test_check_names_the_backend_and_refuses_a_deployed_lab_name(tmp_path):
