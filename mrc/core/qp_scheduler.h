@@ -63,7 +63,7 @@ class QpScheduler {
   }
   static constexpr size_t kNone = SIZE_MAX;
   // Up to this many QPs every call asks each of them (a ring's host has two or so): their
-  // lines are in cache, the bookkeeping's would not be (it made a 8,192-host ring 8% slower).
+  // lines are in cache, the bookkeeping's would not be (it made an 8,192-host ring 8% slower).
   static constexpr size_t kScanQps = 8;
 
   void SetReady(uint32_t i) {

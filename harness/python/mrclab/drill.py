@@ -16,9 +16,10 @@ def run_drill(scenario: str | os.PathLike, *, lab: str | None = None, out: str |
     fault window or the baseline; result['emulation_fidelity'] says why) and result['run_dir'] holds
     events, steps and JUnit.
     lab: another lab file or a deployed lab's name; metrics: 'HOST:PORT' to serve Prometheus
-    metrics meanwhile (port 0: a free one; None or 'off': none). backend: 'netns' (the emulated lab, root) or 'ns3' (the same lab simulated;
-    no root; times in the run directory are simulated seconds); default: the scenario's
-    `backend:` key, else netns. Scenario errors are ValueError naming the file, field and reason."""
+    metrics meanwhile (port 0: a free one; None or 'off': none). backend: 'netns' (the emulated
+    lab, root) or 'ns3' (the same lab simulated; no root; times in the run directory are
+    simulated seconds); default: the scenario's `backend:` key, else netns. Scenario errors
+    (and a bad `metrics`) are ValueError naming the file or keyword, the field and the reason."""
     options = {"lab": str(lab or ""), "out": str(out), "metrics": str(metrics or ""), "transports": list(transports),
                "keep_lab": keep_lab, "progress": progress, "summary": False, "backend": backend or ""}
     return _mrclab.run_drill(str(scenario), options)
