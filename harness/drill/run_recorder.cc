@@ -108,12 +108,15 @@ RunRecorder::~RunRecorder() {
   if (links_) std::fclose(links_);
 }
 
-void RunRecorder::EvSamples(const std::string& transport, double t, const std::vector<EvSnapshot>& evs) {
+void RunRecorder::EvSample(const std::string& transport, double t, const EvSnapshot& e) {
   std::lock_guard lock(mu_);
-  for (const auto& e : evs)
-    std::fprintf(evs_, "%.3f,%s,%s,%u,%d,%s,%llu,%llu,%llu\n", t, transport.c_str(), e.qp.c_str(), e.ev, e.plane,
-                 e.state.c_str(), static_cast<unsigned long long>(e.tx_data),
-                 static_cast<unsigned long long>(e.tx_retransmits), static_cast<unsigned long long>(e.losses));
+  std::fprintf(evs_, "%.3f,%s,%s,%u,%d,%s,%llu,%llu,%llu\n", t, transport.c_str(), e.qp.c_str(), e.ev, e.plane,
+               e.state.c_str(), static_cast<unsigned long long>(e.tx_data),
+               static_cast<unsigned long long>(e.tx_retransmits), static_cast<unsigned long long>(e.losses));
+}
+
+void RunRecorder::FlushEvs() {
+  std::lock_guard lock(mu_);
   std::fflush(evs_);
 }
 

@@ -56,7 +56,9 @@ class RunRecorder {
   const std::string& dir() const { return dir_; }
   void Event(nlohmann::json event);  // adds "t" (the clock's seconds) when missing
   void Step(const std::string& transport, const RecordedStep& step);
-  void EvSamples(const std::string& transport, double t, const std::vector<EvSnapshot>& evs);
+  // One evs.csv row; FlushEvs() after a sample's last.
+  void EvSample(const std::string& transport, double t, const EvSnapshot& e);
+  void FlushEvs();
   void LinkSamples(double t, const std::vector<LinkSample>& links);
   // lab.json: the plan (ResolvedLab::ToJson), or, above `max_listed` nodes and links, its
   // summary with "not_listed" (131,072 hosts: 2 M links, a 1.3 GB document that no report

@@ -88,6 +88,13 @@ std::map<int, int> StepPlan::ReceivesPerStep(int rank) const {
   return out;
 }
 
+std::set<std::pair<int, int>> StepPlan::RankPairs() const {
+  std::set<std::pair<int, int>> pairs;
+  for (int r = 0; r < ranks_; ++r)
+    for (const auto& [peer, count] : ReceivesPerStep(r)) pairs.insert(std::minmax(r, peer));
+  return pairs;
+}
+
 int StepPlan::SlotFrom(int rank, size_t c, size_t k, int peer) const {
   if (kinds_[c] == CollectiveKind::kAllToAll) {
     const int d = Mod(rank - peer, ranks_);

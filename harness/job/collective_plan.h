@@ -15,8 +15,10 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace mrclab::harness {
@@ -69,6 +71,9 @@ class StepPlan {
   int SlotFrom(int rank, size_t c, size_t k, int peer) const;
   // Per sending peer, how many messages `rank` receives from it in one step.
   std::map<int, int> ReceivesPerStep(int rank) const;
+  // Every two ranks that exchange messages in a step, as (lower, higher), once each: the job
+  // connects each such pair with qps_per_peer QP pairs.
+  std::set<std::pair<int, int>> RankPairs() const;
 
  private:
   std::vector<CollectiveKind> kinds_;

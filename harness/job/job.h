@@ -40,7 +40,15 @@ class Job {
   // Every QP of the host's ranks stops (or resumes) using the host's port on `plane`; returns
   // how many QPs it touched.
   virtual int SetPortEnabled(const std::string& host, int plane, bool enabled) = 0;
-  virtual std::vector<EvSnapshot> SnapshotEvs() = 0;
+  // Every EV of every QP, one at a time: a million-QP job's 16 million EVs are sampled without
+  // being gathered (the snapshot passed is only valid during the call).
+  virtual void VisitEvs(const std::function<void(const EvSnapshot&)>& visit) = 0;
+  // The same, gathered (small jobs; Python's Job.evs()).
+  std::vector<EvSnapshot> SnapshotEvs() {
+    std::vector<EvSnapshot> out;
+    VisitEvs([&out](const EvSnapshot& e) { out.push_back(e); });
+    return out;
+  }
 };
 
 }  // namespace mrclab::harness

@@ -1,8 +1,6 @@
 #include "harness/job/job_footprint.h"
 
 #include <algorithm>
-#include <set>
-#include <utility>
 
 #include "harness/job/collective_plan.h"
 #include "harness/job/source_ports.h"
@@ -10,7 +8,7 @@
 
 namespace mrclab::harness {
 
-uint64_t QpStateBytes(int evs_per_qp) { return 9 * 1024 + 160 * static_cast<uint64_t>(std::max(evs_per_qp, 1)); }
+uint64_t QpStateBytes(int evs_per_qp) { return 6144 + 180 * static_cast<uint64_t>(std::max(evs_per_qp, 1)); }
 
 size_t CountQpPairs(const JobConfig& c) {
   const size_t n = c.hosts.size() * static_cast<size_t>(c.ranks_per_host);
@@ -26,11 +24,8 @@ JobFootprint EstimateFootprint(const JobConfig& c, int ports_per_host) {
   std::vector<CollectiveKind> kinds;
   for (const auto& spec : c.collectives) kinds.push_back(spec.kind);
   const StepPlan plan(kinds, f.ranks);
-  std::set<std::pair<int, int>> pairs;
-  for (int r = 0; r < f.ranks; ++r)
-    for (const auto& [peer, count] : plan.ReceivesPerStep(r)) pairs.insert(std::minmax(r, peer));
-  f.qp_pairs = pairs.size() * static_cast<size_t>(c.qps_per_peer);
-  const SourcePortPlan ports = PlanSourcePorts(c, QpPairHosts(pairs, c), c.hosts.size());
+  f.qp_pairs = CountQpPairs(c);
+  const SourcePortPlan ports = PlanSourcePorts(c, QpPairHosts(plan.RankPairs(), c), c.hosts.size());
   f.source_ports = ports.ports();
   f.source_port_width = ports.width;
   // Each QP pair's two ends open one socket per source port they use.

@@ -22,8 +22,11 @@ struct JobFootprint {
 };
 
 // What one QP's state takes, EV table, queues, receive window and its driver's and workload's
-// share included, as measured (bytes per QP on a 1,024-host all-to-all, mrc/core/qp.h): about
-// 9 KiB, plus 160 bytes per EV.
+// share included: 6 KiB plus 180 bytes per EV, a little above what was measured. Measured as
+// an all-to-all drill's peak RSS over a ring all-reduce's on the same 256 hosts of clos8-1k,
+// per QP of the all-to-all's 65,280: 8.4 KiB with 16 EVs, 16.4 KiB with 64 (2026-11-29, after
+// mrc/core/ring_queue.h, the growing receive ring and EV samples taken one at a time; 14.9 KiB
+// with 16 EVs before).
 uint64_t QpStateBytes(int evs_per_qp);
 
 // The job's QP pairs, counted without listing them (a list of an all-to-all's would not fit in

@@ -11,7 +11,7 @@
 //          qp_error from any host ─► "qp_state" event, job interrupted
 //
 // The kernel's RC has no EVs: controller faults touch no QP (the drill refuses them), and
-// SnapshotEvs is empty. Retransmissions are rxe's retries (completer_retry_err) per VM.
+// VisitEvs visits nothing. Retransmissions are rxe's retries (completer_retry_err) per VM.
 #pragma once
 
 #include <memory>
@@ -41,7 +41,7 @@ class KernelRcJob : public Job {
   int ranks() const override;
   EvControlResult SetEvDenied(const std::string&, const std::string&, int, bool) override { return {}; }
   int SetPortEnabled(const std::string&, int, bool) override { return 0; }
-  std::vector<EvSnapshot> SnapshotEvs() override { return {}; }
+  void VisitEvs(const std::function<void(const EvSnapshot&)>&) override {}
 
  private:
   struct Impl;

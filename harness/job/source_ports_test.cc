@@ -21,13 +21,7 @@ JobConfig UdpJob(int hosts, int ranks_per_host = 1, mrc::TransportMode transport
   return c;
 }
 
-std::set<std::pair<int, int>> RankPairs(CollectiveKind kind, int ranks) {
-  const StepPlan plan({kind}, ranks);
-  std::set<std::pair<int, int>> pairs;
-  for (int r = 0; r < ranks; ++r)
-    for (const auto& [peer, count] : plan.ReceivesPerStep(r)) pairs.insert(std::minmax(r, peer));
-  return pairs;
-}
+std::set<std::pair<int, int>> RankPairs(CollectiveKind kind, int ranks) { return StepPlan({kind}, ranks).RankPairs(); }
 
 // Every port of every QP pair, per host: none may appear twice on one host.
 void ExpectNoHostBindsAPortTwice(const SourcePortPlan& plan, const std::vector<std::pair<int, int>>& hosts) {

@@ -284,16 +284,16 @@ int TrainingJob::SetPortEnabled(const std::string& host, int plane, bool enabled
   });
 }
 
-std::vector<EvSnapshot> TrainingJob::SnapshotEvs() {
-  std::mutex out_mu;
-  std::vector<EvSnapshot> out;
+void TrainingJob::VisitEvs(const std::function<void(const EvSnapshot&)>& visit) {
+  // Each host's EVs are read on its own thread; `visit` sees them one host at a time.
+  std::mutex visit_mu;
   Workload* wl = impl_->workload.get();
   impl_->OnEachHost([&](Impl::Host& host) {
-    std::vector<EvSnapshot> mine = wl->SnapshotEvs(host.index);
-    std::lock_guard lock(out_mu);
-    out.insert(out.end(), mine.begin(), mine.end());
+    std::vector<EvSnapshot> mine;
+    wl->VisitEvs(host.index, [&mine](const EvSnapshot& e) { mine.push_back(e); });
+    std::lock_guard lock(visit_mu);
+    for (const EvSnapshot& e : mine) visit(e);
   });
-  return out;
 }
 
 }  // namespace mrclab::harness

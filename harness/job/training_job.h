@@ -30,7 +30,7 @@ class TrainingJob : public Job {
   int ranks() const override;
   EvControlResult SetEvDenied(const std::string& host_a, const std::string& host_b, int ev, bool denied) override;
   int SetPortEnabled(const std::string& host, int plane, bool enabled) override;
-  std::vector<EvSnapshot> SnapshotEvs() override;
+  void VisitEvs(const std::function<void(const EvSnapshot&)>& visit) override;
 
  private:
   struct Impl;

@@ -192,8 +192,7 @@ void Workload::Connect(const emulator::ResolvedLab& lab, const QpConfigFn& qp_co
   std::map<std::pair<int, int>, int> receives;  // (receiver, sender) -> per step
   for (int r = 0; r < ranks(); ++r)
     for (const auto& [peer, count] : plan_.ReceivesPerStep(r)) receives[{r, peer}] = count;
-  std::set<std::pair<int, int>> pairs;
-  for (const auto& [key, count] : receives) pairs.insert(std::minmax(key.first, key.second));
+  const std::set<std::pair<int, int>> pairs = plan_.RankPairs();
   const int lanes = config_.qps_per_peer;
   const SourcePortPlan ports = PlanSourcePorts(config_, QpPairHosts(pairs, config_), hosts_.size());
   if (ports.ports() > kSourcePortCount)
@@ -559,15 +558,22 @@ int Workload::SetPortEnabled(int host, int plane, bool enabled, mrc::Timestamp n
   return touched;
 }
 
-std::vector<EvSnapshot> Workload::SnapshotEvs(int host) const {
-  std::vector<EvSnapshot> out;
+void Workload::VisitEvs(int host, const std::function<void(const EvSnapshot&)>& visit) const {
+  EvSnapshot e;
   for (const Rank* r : hosts_[host]->ranks)
     for (const auto& [peer, qps] : r->qp_to)
-      for (size_t lane = 0; lane < qps.size(); ++lane)
-        for (const auto& s : qps[lane]->ListEvs())
-          out.push_back({QpName(*r, peer, static_cast<int>(lane)), s.id, s.plane, std::string(mrc::ToString(s.state)),
-                         s.counters.tx_data, s.counters.tx_retransmits, s.counters.losses});
-  return out;
+      for (size_t lane = 0; lane < qps.size(); ++lane) {
+        e.qp = QpName(*r, peer, static_cast<int>(lane));
+        for (const auto& s : qps[lane]->ListEvs()) {
+          e.ev = s.id;
+          e.plane = s.plane;
+          e.state = mrc::ToString(s.state);
+          e.tx_data = s.counters.tx_data;
+          e.tx_retransmits = s.counters.tx_retransmits;
+          e.losses = s.counters.losses;
+          visit(e);
+        }
+      }
 }
 
 std::vector<nlohmann::json> Workload::DescribeUnfinished(int host) const {

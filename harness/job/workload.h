@@ -124,7 +124,8 @@ class Workload {
   // Controller actions on host `host`'s QPs (see Job).
   EvControlResult SetEvDenied(int host, const std::string& peer_host, int ev, bool denied, mrc::Timestamp now);
   int SetPortEnabled(int host, int plane, bool enabled, mrc::Timestamp now);
-  std::vector<EvSnapshot> SnapshotEvs(int host) const;
+  // Every EV of host `host`'s QPs, one at a time (the snapshot is reused between calls).
+  void VisitEvs(int host, const std::function<void(const EvSnapshot&)>& visit) const;
   // Where host `host`'s unfinished ranks are in the step, for a watchdog's report: per rank its
   // collective and phase, whether it still computes, the peers whose chunks it waits for, and
   // every QP with work outstanding (messages, bytes in flight, window, EV states, timeouts).

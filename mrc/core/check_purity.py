@@ -13,7 +13,7 @@ import sys
 
 ALLOWED_STD = {
     "algorithm", "array", "bit", "cassert", "cmath", "compare", "cstddef", "cstdint", "cstring",
-    "deque", "functional", "initializer_list", "limits", "map", "memory", "numeric", "optional",
+    "deque", "functional", "initializer_list", "iterator", "limits", "map", "memory", "numeric", "optional",
     "set", "span", "stdexcept", "string", "string_view", "tuple", "type_traits", "unordered_map",
     "unordered_set", "utility", "variant", "vector",
     "immintrin.h",  # carry-less multiplication intrinsics (ICRC)

@@ -3,9 +3,10 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string_view>
+
+#include "mrc/core/ring_queue.h"
 
 namespace mrclab::mrc {
 
@@ -35,7 +36,7 @@ class CompletionQueue {
   bool empty() const { return q_.empty(); }
 
  private:
-  std::deque<Completion> q_;
+  RingQueue<Completion> q_;
 };
 
 }  // namespace mrclab::mrc

@@ -66,8 +66,7 @@ std::optional<Transmit> Context::PollTransmit(Timestamp now, std::span<uint8_t> 
 }
 
 void Context::OnTimeout(Timestamp now) {
-  scheduler_.TakeDue(now, due_);
-  for (Qp* qp : due_) qp->OnTimeout(now);
+  scheduler_.RunDue(now);
 }
 
 }  // namespace mrclab::mrc

@@ -86,7 +86,6 @@ class Context {
   // Which QPs may send and when the next times out, kept as QPs change (asking each QP on
   // every call was O(QPs) per datagram). NextTimeout brings it up to date, hence mutable.
   mutable QpScheduler scheduler_;
-  std::vector<Qp*> due_;  // OnTimeout's, kept for its capacity
   Rng rng_;
   MemoryRegistry memory_;
   EventSink events_;

@@ -3,11 +3,11 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string_view>
 #include <variant>
 
+#include "mrc/core/ring_queue.h"
 #include "mrc/core/units.h"
 
 namespace mrclab::mrc {
@@ -60,7 +60,7 @@ class EventSink {
   size_t size() const { return queue_.size(); }
 
  private:
-  std::deque<Event> queue_;
+  RingQueue<Event> queue_;
 };
 
 }  // namespace mrclab::mrc

@@ -5,8 +5,9 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <optional>
+
+#include "mrc/core/ring_queue.h"
 
 namespace mrclab::mrc {
 
@@ -36,7 +37,7 @@ class MessageAssembler {
   };
   uint32_t max_ahead_;
   uint32_t next_ = 0;
-  std::deque<Msg> msgs_;  // msgs_[i] is message next_ + i
+  RingQueue<Msg> msgs_;  // msgs_[i] is message next_ + i
 };
 
 }  // namespace mrclab::mrc

@@ -5,11 +5,11 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <vector>
 
 #include "mrc/core/ev_profile.h"
+#include "mrc/core/ring_queue.h"
 
 namespace mrclab::mrc {
 
@@ -38,7 +38,7 @@ class Prober {
     bool controller;
   };
   uint32_t next_id_ = 1;
-  std::deque<ToSend> requested_;
+  RingQueue<ToSend> requested_;
   std::vector<Outstanding> outstanding_;
 };
 

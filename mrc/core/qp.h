@@ -16,7 +16,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <set>
@@ -32,6 +31,7 @@
 #include "mrc/core/message_assembler.h"
 #include "mrc/core/prober.h"
 #include "mrc/core/receive_bitmap.h"
+#include "mrc/core/ring_queue.h"
 #include "mrc/core/rtt_estimator.h"
 #include "mrc/core/wire.h"
 
@@ -269,17 +269,17 @@ class Qp {
   RttEstimator rtt_;
 
   // Requester state.
-  std::deque<SendWr> wrs_;
+  RingQueue<SendWr> wrs_;
   uint32_t wrs_front_seq_ = 0;  // msg_seq of wrs_.front()
   uint32_t next_msg_seq_ = 0;
   uint32_t seg_msg_seq_ = 0;    // first WR not fully segmented
   uint32_t imm_started_ = 0;
   uint32_t peer_credit_limit_ = 0;
-  std::deque<SentPacket> sent_;
+  RingQueue<SentPacket> sent_;
   uint64_t sent_base_psn_ = 0;  // lowest unacknowledged PSN
   uint64_t next_psn_ = 0;
   std::set<uint64_t> retransmit_;
-  std::deque<TxLogEntry> tx_log_;
+  RingQueue<TxLogEntry> tx_log_;
   Bytes in_flight_;
   uint32_t since_ack_request_ = 0;
   uint64_t next_tx_seq_ = 1;
@@ -308,13 +308,13 @@ class Qp {
     uint32_t offset = 0;
   } rc_msg_;
   uint32_t rc_msn_ = 0;
-  std::deque<uint64_t> recv_wrs_;
+  RingQueue<uint64_t> recv_wrs_;
   uint32_t recv_posted_total_ = 0;
   PendingAck ack_;
   Timestamp credit_repeat_at_ = Timestamp::Infinite();
   Duration credit_repeat_interval_;
   bool credit_dirty_ = false;
-  std::deque<ProbeReply> probe_replies_;
+  RingQueue<ProbeReply> probe_replies_;
 };
 
 }  // namespace mrclab::mrc

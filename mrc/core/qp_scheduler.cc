@@ -119,25 +119,24 @@ Timestamp QpScheduler::NextTimeout() {
   return heap_.empty() ? Timestamp::Infinite() : heap_.front().at;
 }
 
-void QpScheduler::TakeDue(Timestamp now, std::vector<Qp*>& due) {
-  due.clear();
-  if (scanning_) {
-    for (Qp* qp : qps_)
-      if (qp->NextTimeout() <= now) due.push_back(qp);
-    return;
-  }
-  Refresh();
+void QpScheduler::RunDue(Timestamp now) {
   due_.clear();
-  while (!heap_.empty() && heap_.front().at <= now) {
-    const Deadline d = Pop();
-    if (d.at != deadline_[d.index]) continue;  // stale, or a duplicate of one taken
-    due_.push_back(d.index);
-    // Out of the heap until asked again (its OnTimeout touches it; asked anyway).
-    deadline_[d.index] = Timestamp::Infinite();
-    Queue(d.index);
+  if (scanning_) {
+    for (uint32_t i = 0; i < qps_.size(); ++i)
+      if (qps_[i]->NextTimeout() <= now) due_.push_back(i);
+  } else {
+    Refresh();
+    while (!heap_.empty() && heap_.front().at <= now) {
+      const Deadline d = Pop();
+      if (d.at != deadline_[d.index]) continue;  // stale, or a duplicate of one taken
+      due_.push_back(d.index);
+      // Out of the heap until asked again (its OnTimeout touches it; asked anyway).
+      deadline_[d.index] = Timestamp::Infinite();
+      Queue(d.index);
+    }
+    std::sort(due_.begin(), due_.end());
   }
-  std::sort(due_.begin(), due_.end());
-  for (const uint32_t i : due_) due.push_back(qps_[i]);
+  for (const uint32_t i : due_) qps_[i]->OnTimeout(now);
 }
 
 void QpScheduler::Push(Deadline d) {

@@ -9,7 +9,7 @@
 //   PollTransmit ─► ready QPs (and those whose deadline has come) in round-robin order from
 //                   the cursor ─► Qp::PollTransmit (nothing to send: its ready bit is cleared)
 //   NextTimeout ─► queued QPs re-asked ─► min-heap of (deadline, index); stale entries skipped
-//   TakeDue(now) ─► the QPs whose deadline has come, in index order
+//   RunDue(now) ─► Qp::OnTimeout of the QPs whose deadline has come, in index order
 //
 // Up to kScanQps QPs it asks every one of them instead (the reference it must agree with).
 //
@@ -50,8 +50,9 @@ class QpScheduler {
   const std::vector<Qp*>& Qps() const { return qps_; }
   // The earliest deadline of any QP (Infinite if none).
   Timestamp NextTimeout();
-  // Replaces `due` with the QPs whose deadline is at or before `now`, in index order.
-  void TakeDue(Timestamp now, std::vector<Qp*>& due);
+  // Calls Qp::OnTimeout(now) on every QP whose deadline is at or before `now`, in index order
+  // (which are due is decided before the first is called).
+  void RunDue(Timestamp now);
 
  private:
   struct Deadline {
@@ -98,7 +99,7 @@ class QpScheduler {
   // Every finite deadline_[i] has an entry (at == deadline_[i]); entries whose `at` no longer
   // is their QP's deadline are stale and skipped when they come up.
   std::vector<Deadline> heap_;
-  std::vector<uint32_t> due_;   // TakeDue's, kept for its capacity
+  std::vector<uint32_t> due_;   // RunDue's, kept for its capacity
   std::vector<size_t> walk_;    // MarkDueReady's, likewise
 };
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "mrc/core/message_assembler.h"
 #include "mrc/core/rng.h"
 
@@ -56,6 +58,35 @@ TEST(ReceiveBitmapTest, SackIsReceivedOfEachPsn) {
                                      << " cumulative " << rx.cumulative();
     }
   }
+}
+
+// Arrivals spread over a large window, in bursts that run far ahead of the cumulative point and
+// then fill in: the ring grows while bits are set, and what Mark and Received say must be what
+// a set of the arrived PSNs says.
+TEST(ReceiveBitmapTest, AGrowingRingKeepsWhatArrived) {
+  Rng rng(5);
+  ReceiveBitmap rx(70, 8192);
+  EXPECT_EQ(rx.ring_packets(), 64u);  // a window's worth is not allocated up front
+  std::set<uint64_t> arrived;
+  uint64_t cumulative = 70;
+  for (int round = 0; round < 20000; ++round) {
+    const uint64_t reach = round % 2000 < 100 ? 9000 : 48;  // now and then a burst far ahead
+    const uint64_t psn = cumulative + rng.Below(reach) - (rng.Below(8) == 0 ? 20 : 0);
+    const bool within = psn - cumulative < 8192 || psn < cumulative;
+    const auto want = psn < cumulative || arrived.count(psn) ? ReceiveBitmap::Result::kDuplicate
+                      : within                            ? ReceiveBitmap::Result::kNew
+                                                          : ReceiveBitmap::Result::kOutOfWindow;
+    ASSERT_EQ(rx.Mark(psn), want) << "round " << round << " psn " << psn;
+    if (want == ReceiveBitmap::Result::kNew) arrived.insert(psn);
+    while (arrived.count(cumulative)) arrived.erase(cumulative++);
+    ASSERT_EQ(rx.cumulative(), cumulative);
+    for (int i = 0; i < 8; ++i) {
+      const uint64_t p = cumulative + rng.Below(8192);
+      ASSERT_EQ(rx.Received(p), arrived.count(p) == 1) << "round " << round << " psn " << p;
+    }
+  }
+  EXPECT_GT(rx.ring_packets(), 64u);
+  EXPECT_LE(rx.ring_packets(), 8192u);
 }
 
 TEST(MessageAssemblerTest, CompletesInOrderWhenAllBytesPlaced) {

@@ -178,13 +178,8 @@ int SimJob::SetPortEnabled(const std::string& host, int plane, bool enabled) {
   return touched;
 }
 
-std::vector<harness::EvSnapshot> SimJob::SnapshotEvs() {
-  std::vector<harness::EvSnapshot> out;
-  for (int h = 0; h < workload_->hosts(); ++h) {
-    auto mine = workload_->SnapshotEvs(h);
-    out.insert(out.end(), mine.begin(), mine.end());
-  }
-  return out;
+void SimJob::VisitEvs(const std::function<void(const harness::EvSnapshot&)>& visit) {
+  for (int h = 0; h < workload_->hosts(); ++h) workload_->VisitEvs(h, visit);
 }
 
 }  // namespace mrclab::emulator::sim

@@ -35,7 +35,7 @@ class SimJob : public harness::Job {
   int ranks() const override { return workload_->ranks(); }
   harness::EvControlResult SetEvDenied(const std::string& host_a, const std::string& host_b, int ev, bool denied) override;
   int SetPortEnabled(const std::string& host, int plane, bool enabled) override;
-  std::vector<harness::EvSnapshot> SnapshotEvs() override;
+  void VisitEvs(const std::function<void(const harness::EvSnapshot&)>& visit) override;
 
  private:
   void BeginStep();
