@@ -59,6 +59,20 @@ void Context::OnDatagram(Timestamp now, std::span<const uint8_t> datagram, const
   qp->OnPacket(now, *packet, info.ecn_ce);
 }
 
+void Context::Prefetch(std::span<const uint8_t> datagram) const {
+  if (datagram.size() < kBthBytes) return;
+  const uint32_t qpn = uint32_t{datagram[5]} << 16 | uint32_t{datagram[6]} << 8 | datagram[7];
+  const Qp* qp = recent_qps_[0] && recent_qps_[0]->qpn() == qpn   ? recent_qps_[0]
+                 : recent_qps_[1] && recent_qps_[1]->qpn() == qpn ? recent_qps_[1]
+                                                                  : nullptr;
+  if (qp == nullptr) {
+    const std::unique_ptr<Qp>* found = qps_.Find(qpn);
+    if (found == nullptr) return;
+    qp = found->get();
+  }
+  for (size_t at = 0; at < sizeof(Qp); at += 64) __builtin_prefetch(reinterpret_cast<const char*>(qp) + at);
+}
+
 std::optional<Transmit> Context::PollTransmit(Timestamp now, std::span<uint8_t> out) {
   auto t = scheduler_.PollTransmit(now, out, elide_zero_payload_);
   if (t) ++stats_.datagrams_out;

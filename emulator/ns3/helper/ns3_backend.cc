@@ -73,7 +73,7 @@ class Ns3Backend : public harness::DrillBackend {
   }
 
   // After Release, the time the simulation ended: the drill's last events come after it.
-  double Now() override { return released_at_ ? *released_at_ : ns3::Simulator::Now().GetSeconds(); }
+  double Now() override { return released_at_ ? *released_at_ : SimNowSeconds(); }
 
   bool RunUntil(double deadline, const std::function<bool()>& done) override {
     const int64_t end = ToNanoseconds(deadline);

@@ -27,6 +27,10 @@ mrc::ContextConfig Eliding(mrc::ContextConfig config) {
 
 mrc::Timestamp SimNow() { return mrc::Timestamp::FromNanoseconds(ns3::TimeStep(SimNowSteps()).GetNanoSeconds()); }
 
+int64_t SimStepsAt(mrc::Timestamp at) {
+  return std::max(SimNowSteps(), ns3::NanoSeconds(at.nanoseconds()).GetTimeStep());
+}
+
 SimEndpoint::SimEndpoint(ns3::Ptr<SimFabric> fabric, std::string host, const std::vector<mrc::EndpointPort>& ports,
                          mrc::EvMode mode, const mrc::ContextConfig& context)
     : fabric_(std::move(fabric)), host_(std::move(host)), mode_(mode), context_(Eliding(context)) {
@@ -34,7 +38,8 @@ SimEndpoint::SimEndpoint(ns3::Ptr<SimFabric> fabric, std::string host, const std
   for (const auto& p : ports) {
     ports_.push_back({p.plane, ParseIpv6Address(p.local_address), &fabric_->Nic(host_, p.plane), {}});
     const int plane = p.plane;
-    fabric_->SetReceiver(host_, plane, [this, plane](SimPacket&& packet) { OnReceive(plane, std::move(packet)); });
+    fabric_->SetReceiver(host_, plane, [this, plane](SimPacket&& packet) { OnReceive(plane, std::move(packet)); },
+                         {&SimEndpoint::Prefetch, this});
     fabric_->SetOnTxSpace(host_, plane, [this] { Flush(); });
   }
 }
@@ -74,6 +79,19 @@ void SimEndpoint::OnReceive(int plane, SimPacket&& packet) {
   Kick();
 }
 
+void SimEndpoint::Prefetch(const void* self, const SimPacket& packet, int stage) {
+  const auto* endpoint = static_cast<const SimEndpoint*>(self);
+  if (!packet.payload) return;
+  if (stage == 0) {
+    __builtin_prefetch(endpoint);
+    __builtin_prefetch(&endpoint->context_);
+    __builtin_prefetch(packet.payload.get());
+    __builtin_prefetch(static_cast<const char*>(packet.payload.get()) + 64);
+    return;
+  }
+  endpoint->context_.Prefetch(*packet.payload);
+}
+
 void SimEndpoint::OnTimer() {
   armed_at_ = mrc::Timestamp::Infinite();
   if (Deadline() > SimNow()) return ArmTimer();  // the deadline moved on since this was armed
@@ -105,8 +123,7 @@ void SimEndpoint::ArmTimer() {
   if (!armed_at_.IsInfinite()) ns3::Simulator::Cancel(timer_);
   armed_at_ = next;
   if (next.IsInfinite()) return;
-  const int64_t delay = std::max<int64_t>(0, (next - SimNow()).nanoseconds());
-  timer_ = ns3::Simulator::Schedule(ns3::NanoSeconds(delay), &SimEndpoint::OnTimer, this);
+  timer_ = ns3::Simulator::Schedule(SimDelayUntil(SimStepsAt(next)), &SimEndpoint::OnTimer, this);
 }
 
 bool SimEndpoint::Drain(size_t index) {

@@ -36,8 +36,11 @@
 
 namespace mrclab::emulator::sim {
 
-// ns-3's clock as the core's Timestamp (nanoseconds since the simulation started).
+// The models' clock (SimNowSteps) as the core's Timestamp (nanoseconds since the simulation
+// started).
 mrc::Timestamp SimNow();
+// The time step of a finite `at`, or the models' clock if `at` has passed: for SimDelayUntil.
+int64_t SimStepsAt(mrc::Timestamp at);
 
 struct SimEndpointStats {
   uint64_t rx_datagrams = 0, tx_datagrams = 0, unroutable = 0, timer_events = 0;
@@ -77,6 +80,9 @@ class SimEndpoint {
     uint16_t src_port = 0;
   };
   void OnReceive(int plane, SimPacket&& packet);
+  // The fabric's ReceiverPrefetch: stage 0, this endpoint's hot lines and the datagram's bytes;
+  // stage 1, the QP the datagram is for (Context::Prefetch).
+  static void Prefetch(const void* self, const SimPacket& packet, int stage);
   void OnTimer();
   // When the core's next timeout is due (infinite while it must wait for NIC room).
   mrc::Timestamp Deadline() const;

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 
+#include "emulator/ns3/model/bucket_scheduler.h"
 #include "harness/job/ev_plan.h"
 #include "ns3/simulator.h"
 
@@ -45,7 +46,7 @@ SimJob::~SimJob() {
 void SimJob::Start() {
   result_.state = harness::JobState::kRunning;
   result_.payload = config_.payload;
-  started_ = ns3::Simulator::Now().GetSeconds();
+  started_ = SimNowSeconds();
   ns3::Simulator::ScheduleNow(&SimJob::BeginStep, this);
 }
 
@@ -78,8 +79,7 @@ void SimJob::ArmCompute(int host) {
   ns3::Simulator::Cancel(compute_timers_[host]);
   compute_armed_at_[host] = next;
   if (next.IsInfinite()) return;
-  const int64_t delay = std::max<int64_t>(0, (next - SimNow()).nanoseconds());
-  compute_timers_[host] = ns3::Simulator::Schedule(ns3::NanoSeconds(delay), [this, host] {
+  compute_timers_[host] = ns3::Simulator::Schedule(SimDelayUntil(SimStepsAt(next)), [this, host] {
     compute_armed_at_[host] = mrc::Timestamp::Infinite();
     Progress(host);
     endpoints_[host]->Kick();
@@ -92,7 +92,8 @@ void SimJob::Drain(int host) {
     if (auto* rep = std::get_if<harness::RankReport>(&*out)) {
       if (rep->step != step_) continue;
       reports_[rep->rank] = std::move(*rep);
-      if (++done_ranks_ == workload_->ranks()) ns3::Simulator::ScheduleNow(&SimJob::EndStep, this);
+      if (++done_ranks_ == workload_->ranks())
+        ns3::Simulator::Schedule(SimDelayUntil(SimNowSteps()), &SimJob::EndStep, this);
     } else if (auto* ev = std::get_if<harness::WorkloadEvent>(&*out)) {
       ev->body["t"] = Seconds(ev->at);
       ev->body["job"] = config_.label;
@@ -141,14 +142,14 @@ void SimJob::Interrupt(const std::string& reason) {
 
 void SimJob::Finish(harness::JobState state) {
   result_.state = state;
-  result_.seconds = ns3::Simulator::Now().GetSeconds() - started_;
+  result_.seconds = SimNowSeconds() - started_;
   ns3::Simulator::Cancel(watchdog_);
   for (auto& t : compute_timers_) ns3::Simulator::Cancel(t);
   compute_armed_at_.assign(compute_armed_at_.size(), mrc::Timestamp::Infinite());
 }
 
 bool SimJob::WaitForSteps(uint64_t steps, double timeout_seconds) {
-  run_until_(ns3::Simulator::Now().GetSeconds() + timeout_seconds,
+  run_until_(SimNowSeconds() + timeout_seconds,
              [&] { return result_.steps >= steps || result_.state != harness::JobState::kRunning; });
   return result_.steps >= steps;
 }
@@ -156,7 +157,7 @@ bool SimJob::WaitForSteps(uint64_t steps, double timeout_seconds) {
 harness::JobResult SimJob::Wait() {
   // A stop takes effect after the current step; the watchdog bounds a hung one.
   while (result_.state == harness::JobState::kRunning)
-    run_until_(ns3::Simulator::Now().GetSeconds() + config_.step_timeout_seconds + 1,
+    run_until_(SimNowSeconds() + config_.step_timeout_seconds + 1,
                [&] { return result_.state != harness::JobState::kRunning; });
   return result_;
 }

@@ -12,6 +12,9 @@ namespace {
 
 constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
 constexpr int kSinkStages = 2;  // PacketSink::Prefetch stages, 0 and 1
+// Arrivals one event runs before it leaves the next instant's to an event of their own, so that
+// the scheduler's stop checks (every so many events) still come often.
+constexpr uint32_t kRunAheadArrivals = 4096;
 
 }  // namespace
 
@@ -34,15 +37,24 @@ void ArrivalQueue::Arm() {
   // One ns-3 event, scheduled again and again (an event scheduled afresh is an allocation).
   if (!fire_) fire_ = ns3::Ptr<ns3::EventImpl>(ns3::MakeEvent(&ArrivalQueue::Fire, this), false);
   event_at_ = first->at;
-  event_ = ns3::Simulator::Schedule(ns3::TimeStep(std::max<int64_t>(0, event_at_ - now)), fire_);
+  event_ = ns3::Simulator::Schedule(SimDelayUntil(std::max(event_at_, now)), fire_);
 }
 
 void ArrivalQueue::Fire() {
   event_at_ = kNone;
   firing_ = true;
-  const int64_t now = SimNowSteps();
+  int64_t now = SimNowSteps();
   calendar_.SetNow(now);
-  for (const Arrival* first = calendar_.Earliest(); first != nullptr && first->at <= now; first = calendar_.Earliest()) {
+  uint32_t ran = 0;
+  for (const Arrival* first = calendar_.Earliest(); first != nullptr; first = calendar_.Earliest()) {
+    if (first->at > now) {
+      // The next instant's arrivals run in this event too while no other event comes first (as
+      // events of their own they would run in the same order; each was one more ns-3 event).
+      if (ran >= kRunAheadArrivals || !BucketScheduler::RunAhead(first->at)) break;
+      now = first->at;
+      calendar_.SetNow(now);
+    }
+    ++ran;
     const Arrival a = calendar_.PopEarliest();
     // Prefetching while this arrival runs, in stages, each on an arrival due sooner than the
     // one before, so that each finds the lines the stage before asked for: the port, the packet

@@ -1,6 +1,7 @@
 #include "emulator/ns3/model/bucket_scheduler.h"
 
 #include "ns3/assert.h"
+#include "ns3/fatal-error.h"
 
 namespace mrclab::emulator::sim {
 
@@ -32,6 +33,8 @@ ns3::Scheduler::Event BucketScheduler::ToEvent(const Item& item) {
 }
 
 void BucketScheduler::Insert(const Event& ev) {
+  if (Clock::owner == this && static_cast<int64_t>(ev.key.m_ts) < Clock::now_steps)
+    NS_FATAL_ERROR("an event scheduled before the models' clock: schedule with SimDelayUntil where arrivals run");
   calendar_.Push({static_cast<int64_t>(ev.key.m_ts), ev.key.m_uid, ev.key.m_context, ev.impl});
 }
 
@@ -48,10 +51,15 @@ ns3::Scheduler::Event BucketScheduler::RemoveNext() {
   const Item first = calendar_.PopEarliest();
   calendar_.SetNow(first.at);
   Clock::owner = this;
+  Clock::event_steps = first.at;
   Clock::now_steps = first.at;
+  Clock::stopping = false;
   if (--events_to_stop_check_ == 0) {
     events_to_stop_check_ = kEventsPerStopCheck;
-    if (stop_requested != nullptr && stop_requested()) ns3::Simulator::Stop();
+    if (stop_requested != nullptr && stop_requested()) {
+      Clock::stopping = true;
+      ns3::Simulator::Stop();
+    }
   }
   return ToEvent(first);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "emulator/ns3/model/bucket_scheduler.h"
 #include "emulator/ns3/model/ecmp_hash.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
@@ -36,9 +37,13 @@ class SimFabric::HostPort : public PacketSink {
   void Receive(SimPacket&& packet) override {
     if (receiver) receiver(std::move(packet));
   }
+  void Prefetch(const SimPacket& packet, int stage) const override {
+    if (prefetch.fn != nullptr) prefetch.fn(prefetch.self, packet, stage);
+  }
 
   SimPort* nic = nullptr;
   Receiver receiver;
+  ReceiverPrefetch prefetch{nullptr, nullptr};
 };
 
 ns3::TypeId SimFabric::GetTypeId() {
@@ -198,8 +203,10 @@ int SimFabric::SwitchIndex(const std::string& name) const {
   return it->second;
 }
 
-void SimFabric::SetReceiver(const std::string& host, int plane, Receiver receiver) {
-  HostPortOf(host, plane).receiver = std::move(receiver);
+void SimFabric::SetReceiver(const std::string& host, int plane, Receiver receiver, ReceiverPrefetch prefetch) {
+  HostPort& port = HostPortOf(host, plane);
+  port.receiver = std::move(receiver);
+  port.prefetch = port.receiver ? prefetch : ReceiverPrefetch{nullptr, nullptr};
 }
 
 bool SimFabric::Send(const std::string& host, int plane, SimPacket packet) {
@@ -239,7 +246,8 @@ bool SimFabric::ApplyLinkState(int link) {
 
 void SimFabric::RoutingChanged() {
   if (routing_ != Routing::kBgp) return;
-  ns3::Simulator::Schedule(routing_reaction_time_, &SimFabric::RecomputeRoutes, this);
+  ns3::Simulator::Schedule(SimDelayUntil(SimNowSteps() + routing_reaction_time_.GetTimeStep()), &SimFabric::RecomputeRoutes,
+                           this);
 }
 
 void SimFabric::RecomputeRoutes() {

@@ -56,6 +56,13 @@ namespace mrclab::emulator::sim {
 class SimFabric : public ns3::Object {
  public:
   using Receiver = std::function<void(SimPacket&&)>;
+  // What a Receiver will read first for a packet, prefetched in stages while earlier arrivals
+  // run (as PacketSink::Prefetch: stage 0 two arrivals ahead, stage 1 one ahead); a hint that
+  // changes nothing. fn(self, packet, stage).
+  struct ReceiverPrefetch {
+    void (*fn)(const void* self, const SimPacket& packet, int stage);
+    const void* self;
+  };
 
   // Attributes: LinkRate, LinkDelay, PortBufferBytes, EcnThresholdBytes, HostBufferBytes,
   // RoutingReactionTime, Seed.
@@ -68,7 +75,7 @@ class SimFabric : public ns3::Object {
 
   // --- Hosts --------------------------------------------------------------------------------
   // Sets who receives the packets delivered to `host`'s port in `plane`.
-  void SetReceiver(const std::string& host, int plane, Receiver receiver);
+  void SetReceiver(const std::string& host, int plane, Receiver receiver, ReceiverPrefetch prefetch = {nullptr, nullptr});
   // Queues a packet on the host's NIC in `plane`. False (counted as a queue drop) when the NIC
   // buffer cannot take it; a down NIC takes the packet and drops it (a fault drop).
   bool Send(const std::string& host, int plane, SimPacket packet);

@@ -162,6 +162,14 @@ void SimPort::SetRate(uint64_t bps) {
 }
 
 int64_t SimPort::SerialisationSteps(uint32_t wire_bytes) {
+  // In 64 bits while they hold the product (any frame at ns-3's default nanosecond steps): a
+  // 128-bit division is a call into libgcc, about 1% of a big simulation.
+  uint64_t scaled64;
+  if (!__builtin_mul_overflow(uint64_t{wire_bytes} * 8, ticks_per_second_, &scaled64) &&
+      !__builtin_add_overflow(scaled64, serialisation_carry_, &scaled64)) {
+    serialisation_carry_ = scaled64 % rate_bps_;
+    return static_cast<int64_t>(scaled64 / rate_bps_);
+  }
   const unsigned __int128 scaled =
       static_cast<unsigned __int128>(wire_bytes) * 8 * ticks_per_second_ + serialisation_carry_;
   serialisation_carry_ = static_cast<uint64_t>(scaled % rate_bps_);
@@ -206,7 +214,7 @@ void SimPort::ArmTxSpace(int64_t now) {
     left -= node->packet.WireBytes();
     if (2 * left < buffer_bytes_) {
       tx_space_armed_ = true;
-      ns3::Simulator::Schedule(ns3::TimeStep(node->finish - now), &SimPort::TxSpaceDue, this);
+      ns3::Simulator::Schedule(SimDelayUntil(node->finish), &SimPort::TxSpaceDue, this);
       return;
     }
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "emulator/ns3/model/arrival_queue.h"
+#include "emulator/ns3/model/bucket_scheduler.h"
 #include "emulator/ns3/model/sim_port.h"
 #include "ns3/simulator.h"
 #include "ns3/test.h"
@@ -338,7 +339,7 @@ class SharedArrivalsTestCase : public ns3::TestCase {
     std::vector<std::tuple<int, uint16_t, int64_t>> order;
     for (int i = 0; i < 3; ++i) {
       sinks[i].on_receive = [&order, i](const SimPacket& p) {
-        order.emplace_back(i, p.src_port, Simulator::Now().GetNanoSeconds());
+        order.emplace_back(i, p.src_port, ns3::TimeStep(SimNowSteps()).GetNanoSeconds());
       };
     }
     // Ports 1 and 0 finish their packets at the same instants (1 then 0 queued first).

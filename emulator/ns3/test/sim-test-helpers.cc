@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "emulator/lab_spec.h"
+#include "emulator/ns3/model/bucket_scheduler.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
@@ -48,12 +49,12 @@ uint32_t SequenceOf(const SimPacket& packet) {
 
 void CollectingSink::Receive(SimPacket&& packet) {
   if (on_receive) on_receive(packet);
-  arrivals.push_back({ns3::Simulator::Now(), std::move(packet)});
+  arrivals.push_back({ns3::TimeStep(SimNowSteps()), std::move(packet)});
 }
 
 void Recorder::Attach(SimFabric& fabric, const std::string& host, int plane) {
   fabric.SetReceiver(host, plane, [this](SimPacket&& p) {
-    arrivals_.push_back({ns3::Simulator::Now(), std::move(p)});
+    arrivals_.push_back({ns3::TimeStep(SimNowSteps()), std::move(p)});
   });
 }
 
