@@ -54,14 +54,17 @@ ns3::Scheduler::Event BucketScheduler::RemoveNext() {
   Clock::event_steps = first.at;
   Clock::now_steps = first.at;
   Clock::stopping = false;
-  if (--events_to_stop_check_ == 0) {
-    events_to_stop_check_ = kEventsPerStopCheck;
-    if (stop_requested != nullptr && stop_requested()) {
-      Clock::stopping = true;
-      ns3::Simulator::Stop();
-    }
-  }
+  CountInstant();
   return ToEvent(first);
+}
+
+void BucketScheduler::CountInstant() {
+  if (--events_to_stop_check_ != 0) return;
+  events_to_stop_check_ = kEventsPerStopCheck;
+  if (stop_requested != nullptr && stop_requested()) {
+    Clock::stopping = true;
+    ns3::Simulator::Stop();
+  }
 }
 
 void BucketScheduler::Remove(const Event& ev) {

@@ -53,9 +53,10 @@ class BucketScheduler : public ns3::Scheduler {
   Event RemoveNext() override;
   void Remove(const Event& ev) override;
 
-  // Every kEventsPerStopCheck events RemoveNext asks `stop_requested` (if set) and on true calls
-  // Simulator::Stop(): Simulator::Run returns after the current event, however long simulated
-  // time stands still (a model that reschedules itself at one instant for ever, and Ctrl-C).
+  // Every kEventsPerStopCheck instants (events, and instants an arrival event runs ahead to)
+  // the scheduler asks `stop_requested` (if set) and on true calls Simulator::Stop():
+  // Simulator::Run returns after the current event, however long simulated time stands still (a
+  // model that reschedules itself at one instant for ever) or one event runs ahead (Ctrl-C).
   static constexpr uint32_t kEventsPerStopCheck = 1 << 16;
   static inline bool (*stop_requested)() = nullptr;
 
@@ -63,7 +64,7 @@ class BucketScheduler : public ns3::Scheduler {
   // (event_steps, ns-3's Simulator::Now()) and the models' time (now_steps: the same, or later
   // while ArrivalQueue runs ahead).
   struct Clock {
-    static inline const BucketScheduler* owner = nullptr;
+    static inline BucketScheduler* owner = nullptr;
     static inline int64_t event_steps = 0;
     static inline int64_t now_steps = 0;
     // The running event is the last before a stop request ends Simulator::Run: nothing runs
@@ -77,6 +78,8 @@ class BucketScheduler : public ns3::Scheduler {
   static bool RunAhead(int64_t at) {
     if (Clock::owner == nullptr || Clock::stopping || at < Clock::now_steps || at >= Clock::owner->NextEventSteps())
       return false;
+    Clock::owner->CountInstant();
+    if (Clock::stopping) return false;
     Clock::now_steps = at;
     return true;
   }
@@ -90,6 +93,8 @@ class BucketScheduler : public ns3::Scheduler {
   };
   static bool Before(const Item& a, const Item& b) { return a.at != b.at ? a.at < b.at : a.uid < b.uid; }
   static Event ToEvent(const Item& item);
+  // Counts an instant towards the next stop check, and makes the check when it is due.
+  void CountInstant();
   // The time of the earliest event held (a cancelled one too). With none, the smallest int64_t:
   // nothing runs ahead of the last event, so that a simulation ends at the time it always did.
   int64_t NextEventSteps() const {

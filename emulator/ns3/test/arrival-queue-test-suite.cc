@@ -230,11 +230,57 @@ class RunAheadTestCase : public ns3::TestCase {
   }
 };
 
+// A port whose far end sends every packet back into it keeps arrivals coming for ever, each
+// event running ahead through thousands of them: a stop request (Ctrl-C) still ends the run
+// within a stop check's count of instants, as it does where every instant is an event.
+int g_stop_checks = 0;
+bool StopOnSecondCheck() { return ++g_stop_checks == 2; }
+
+class StopWhileRunningAheadTestCase : public ns3::TestCase {
+ public:
+  StopWhileRunningAheadTestCase()
+      : ns3::TestCase("a stop request ends a run whose arrival events run ahead, within a stop check's instants") {}
+
+ private:
+  void DoRun() override {
+    BucketScheduler::GetTypeId();
+    Simulator::SetScheduler(ns3::ObjectFactory("mrclab::BucketScheduler"));
+    uint64_t arrivals = 0;
+    {
+      ArrivalQueue queue;
+      std::vector<CollectingSink> sinks(1);
+      const int64_t delays_ns[] = {7};
+      const std::vector<std::unique_ptr<SimPort>> ports = MakePorts(queue, delays_ns, sinks);
+      auto send = [&] {
+        SimPacket packet;
+        packet.payload_bytes = 100;
+        ports[0]->Enqueue(std::move(packet));
+      };
+      sinks[0].on_receive = [&](const SimPacket&) {
+        ++arrivals;
+        send();
+      };
+      Simulator::Schedule(NanoSeconds(1), send);
+      Simulator::Stop(ns3::Seconds(10));  // about 7 million arrivals away
+      BucketScheduler::stop_requested = &StopOnSecondCheck;
+      g_stop_checks = 0;
+      Simulator::Run();
+      BucketScheduler::stop_requested = nullptr;
+      NS_TEST_ASSERT_MSG_EQ(g_stop_checks, 2, "asked until it said yes");
+      NS_TEST_ASSERT_MSG_LT(arrivals, 2ull * BucketScheduler::kEventsPerStopCheck + 1,
+                            "the run ended within two stop checks' instants");
+      NS_TEST_ASSERT_MSG_LT(Simulator::Now().GetSeconds(), 1.0, "long before the Stop it was given");
+      Simulator::Destroy();
+    }
+  }
+};
+
 class ArrivalQueueTestSuite : public ns3::TestSuite {
  public:
   ArrivalQueueTestSuite() : ns3::TestSuite("mrclab-arrival-queue", UNIT) {
     AddTestCase(new ReferenceOrderTestCase, QUICK);
     AddTestCase(new RunAheadTestCase, QUICK);
+    AddTestCase(new StopWhileRunningAheadTestCase, QUICK);
   }
 };
 
