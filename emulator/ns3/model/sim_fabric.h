@@ -74,7 +74,9 @@ class SimFabric : public ns3::Object {
   void Build(const emulator::ResolvedLab& lab);
 
   // --- Hosts --------------------------------------------------------------------------------
-  // Sets who receives the packets delivered to `host`'s port in `plane`.
+  // Sets who receives the packets delivered to `host`'s port in `plane`. A Receiver runs inside
+  // the arrival queue's event: it reads the time with SimNowSteps() and schedules with
+  // SimDelayUntil() (bucket_scheduler.h), not from Simulator::Now().
   void SetReceiver(const std::string& host, int plane, Receiver receiver, ReceiverPrefetch prefetch = {nullptr, nullptr});
   // Queues a packet on the host's NIC in `plane`. False (counted as a queue drop) when the NIC
   // buffer cannot take it; a down NIC takes the packet and drops it (a fault drop).
