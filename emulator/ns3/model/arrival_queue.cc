@@ -12,9 +12,6 @@ namespace {
 
 constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
 constexpr int kSinkStages = 2;  // PacketSink::Prefetch stages, 0 and 1
-// Arrivals one event runs before it leaves the next instant's to an event of their own, so that
-// the scheduler's stop checks (every so many events) still come often.
-constexpr uint32_t kRunAheadArrivals = 4096;
 
 }  // namespace
 
@@ -45,16 +42,14 @@ void ArrivalQueue::Fire() {
   firing_ = true;
   int64_t now = SimNowSteps();
   calendar_.SetNow(now);
-  uint32_t ran = 0;
   for (const Arrival* first = calendar_.Earliest(); first != nullptr; first = calendar_.Earliest()) {
     if (first->at > now) {
       // The next instant's arrivals run in this event too while no other event comes first (as
       // events of their own they would run in the same order; each was one more ns-3 event).
-      if (ran >= kRunAheadArrivals || !BucketScheduler::RunAhead(first->at)) break;
+      if (!BucketScheduler::RunAhead(first->at)) break;
       now = first->at;
       calendar_.SetNow(now);
     }
-    ++ran;
     const Arrival a = calendar_.PopEarliest();
     // Prefetching while this arrival runs, in stages, each on an arrival due sooner than the
     // one before, so that each finds the lines the stage before asked for: the port, the packet

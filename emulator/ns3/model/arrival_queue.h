@@ -20,9 +20,9 @@
 //     for the same instant runs in the same batch.
 //   - On BucketScheduler the same event then runs the next instant's arrivals, and the next,
 //     while no other ns-3 event is due at or before them (BucketScheduler::RunAhead moves the
-//     models' clock, SimNowSteps(), to each), up to 4,096 arrivals: the order of everything,
-//     arrivals and events, is the one they would have had with an ns-3 event per instant (an
-//     event per hop had cost about 15% of a big simulation's instructions). Code that runs in
+//     models' clock, SimNowSteps(), to each, and counts it towards its stop check): the order
+//     of everything, arrivals and events, is the one they would have had with an ns-3 event per
+//     instant (an event per hop had cost about 15% of a big simulation's instructions). Code that runs in
 //     an arrival reads the time from SimNowSteps() and schedules with SimDelayUntil().
 //   - Ports given to Push must outlive the queue's pending arrivals (a SimFabric owns both).
 //     Destroying the queue cancels its ns-3 event; Simulator::Destroy() may come before or after.
