@@ -185,3 +185,17 @@ def test_missing_figures():
     assert out[RECOVERY].candidate == [math.inf] * 3  # a recovery that is missing never came
     assert out[RECOVERY].verdict == "worse"
     assert judged(STEP, [1.0], [2.0], 0.05).notes == ["too few runs to compare"]
+
+
+def test_a_figure_shown_worse_is_a_regression_though_another_cannot_be_told():
+    """A scenario with one figure shown worse is a regression even when another figure looks
+    worse with too few runs to show it (that one is named, but does not make it inconclusive);
+    with none shown worse, such a figure makes it inconclusive."""
+    from mrclab_reports.validation import report  # noqa: E402
+    shown = judged(RECOVERY, [0.9, 1.0, 1.1, 0.95, 1.05], [math.inf] * 5)
+    doubtful = judged(STEP, [1, 1, 1], [9, 9, 9])
+    assert shown.verdict == "worse" and doubtful.verdict == "same"
+    note = "mrc: step time p99 looks worse, but 3 + 3 conclusive runs cannot show it"
+    assert report.scenario_verdict({"judgements": [shown, doubtful], "inconclusive": note}) == "regression"
+    assert report.scenario_verdict({"judgements": [doubtful], "inconclusive": note}) == "inconclusive"
+    assert report.scenario_verdict({"judgements": [doubtful], "inconclusive": ""}) == "pass"

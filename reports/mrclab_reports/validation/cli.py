@@ -40,9 +40,10 @@ verdict is inconclusive (this machine was the bottleneck) runs once more with th
 
 Writes into --out DIR: validation.html, validation.md, validation.json, junit.xml (one test case
 per scenario and figure) and every drill's run directory under SCENARIO/baseline|candidate/.
-Exit status: 0 no regression, 1 a regression (the figures are named), 2 bad input or environment,
-3 inconclusive (this machine was the bottleneck in too many runs: fewer than 3 conclusive runs of
-a lab, or a figure that looks worse with too few conclusive runs to show it), 130 interrupted.
+Exit status: 0 no regression, 1 a regression (the figures are named; also when other figures
+look worse with too few runs to show it), 2 bad input or environment, 3 inconclusive (no figure
+shown worse, and this machine was the bottleneck in too many runs: fewer than 3 conclusive runs
+of a lab, or a figure that looks worse with too few conclusive runs to show it), 130 interrupted.
 """
 
 EXAMPLE = """\

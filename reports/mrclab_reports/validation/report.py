@@ -108,9 +108,10 @@ def fmt_confidence(j):
 
 
 def scenario_verdict(s):
-    if s["inconclusive"]:
-        return "inconclusive"
-    return "regression" if any(j.verdict == "worse" for j in s["judgements"]) else "pass"
+    # A figure shown worse is a regression, whatever other figures the runs cannot tell about.
+    if any(j.verdict == "worse" for j in s["judgements"]):
+        return "regression"
+    return "inconclusive" if s["inconclusive"] else "pass"
 
 
 def _json_value(v):
