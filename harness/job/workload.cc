@@ -332,6 +332,34 @@ void Workload::OnProgress(int host, mrc::Timestamp now) {
   }
 }
 
+void Workload::Prefetch(int host, int stage) const {
+  const size_t first = static_cast<size_t>(host) * config_.ranks_per_host;
+  if (first >= rank_queues_.size()) return;
+  const RankQueue* queues = &rank_queues_[first];
+  if (stage == 0) {
+    __builtin_prefetch(queues);
+    __builtin_prefetch(&hosts_[static_cast<size_t>(host)]);
+    return;
+  }
+  if (stage == 1) {
+    const Host* h = hosts_[static_cast<size_t>(host)].get();
+    for (size_t at = 0; at < sizeof(Host); at += 64) __builtin_prefetch(reinterpret_cast<const char*>(h) + at);
+  }
+  for (int i = 0; i < config_.ranks_per_host; ++i) {
+    const Rank* r = queues[i].rank;
+    if (stage == 1) {
+      for (size_t at = 0; at < sizeof(Rank); at += 64) __builtin_prefetch(reinterpret_cast<const char*>(r) + at);
+      continue;
+    }
+    r->landed.Prefetch();
+    r->next_from.Prefetch();
+    r->links.Prefetch();
+    __builtin_prefetch(r->current.sends.data());
+    __builtin_prefetch(r->current.recvs.data());
+    __builtin_prefetch(r->data_mr.data());
+  }
+}
+
 void Workload::OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp now) {
   if (wc.status != mrc::WcStatus::kSuccess) {
     Output(*r.host, WorkloadFailure{now, "rank " + std::to_string(r.id) + ": work completion " +

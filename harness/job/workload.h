@@ -115,6 +115,13 @@ class Workload {
   mrc::Timestamp NextTimeout(int host) const;
   void OnTimeout(int host, mrc::Timestamp now);
   void OnProgress(int host, mrc::Timestamp now);
+  // A hint for a driver that knows a datagram for `host` comes next (OnProgress follows it), so
+  // that OnProgress finds in cache what it reads; each stage is called later than the one
+  // before, when that one's lines are there: 0, where the host and its ranks are; 1, them; 2,
+  // what the ranks point at (their phase, their maps of peers, slots and cursors). Changes
+  // nothing.
+  static constexpr int kPrefetchStages = 3;
+  void Prefetch(int host, int stage) const;
   std::optional<WorkloadOutput> Poll(int host);
 
   // A step's collectives and byte counts from every rank's report; the driver sets its start,

@@ -43,34 +43,31 @@ void Context::OnDatagram(Timestamp now, std::span<const uint8_t> datagram, const
     return;
   }
   const uint32_t qpn = packet->bth.dest_qp;
-  Qp* qp = recent_qps_[0];
-  if (!qp || qp->qpn() != qpn) {
-    std::swap(recent_qps_[0], recent_qps_[1]);
-    qp = recent_qps_[0];
-    if (!qp || qp->qpn() != qpn) {
-      qp = FindQp(qpn);
-      if (!qp) {
-        ++stats_.unknown_qp;
-        return;
-      }
-      recent_qps_[0] = qp;
+  Qp* qp = recent_qps_.Find(qpn);
+  if (!qp) {
+    qp = FindQp(qpn);
+    if (!qp) {
+      ++stats_.unknown_qp;
+      return;
     }
+    recent_qps_.Remember(qp);
   }
   qp->OnPacket(now, *packet, info.ecn_ce);
 }
 
-void Context::Prefetch(std::span<const uint8_t> datagram) const {
+void Context::Prefetch(std::span<const uint8_t> datagram, int stage) const {
   if (datagram.size() < kBthBytes) return;
   const uint32_t qpn = uint32_t{datagram[5]} << 16 | uint32_t{datagram[6]} << 8 | datagram[7];
-  const Qp* qp = recent_qps_[0] && recent_qps_[0]->qpn() == qpn   ? recent_qps_[0]
-                 : recent_qps_[1] && recent_qps_[1]->qpn() == qpn ? recent_qps_[1]
-                                                                  : nullptr;
+  const Qp* qp = recent_qps_.Peek(qpn);
   if (qp == nullptr) {
     const std::unique_ptr<Qp>* found = qps_.Find(qpn);
     if (found == nullptr) return;
     qp = found->get();
   }
-  for (size_t at = 0; at < sizeof(Qp); at += 64) __builtin_prefetch(reinterpret_cast<const char*>(qp) + at);
+  if (stage == 0) return qp->Prefetch();
+  const OpcodeLayout* layout = LayoutOf(static_cast<Opcode>(datagram[0]));
+  const bool has_ev = layout && layout->mrceth && datagram.size() >= kBthBytes + kMrcethBytes;
+  qp->PrefetchState(has_ev ? static_cast<uint16_t>(datagram[kBthBytes] << 8 | datagram[kBthBytes + 1]) : UINT16_MAX);
 }
 
 std::optional<Transmit> Context::PollTransmit(Timestamp now, std::span<uint8_t> out) {

@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "mrc/core/completion_queue.h"
@@ -68,9 +69,11 @@ class Context {
   std::vector<Qp*> Qps() const { return scheduler_.Qps(); }
 
   void OnDatagram(Timestamp now, std::span<const uint8_t> datagram, const DatagramInfo& info = {});
-  // A hint for a driver that knows which datagram comes next: prefetches the QP it is for, so
-  // that OnDatagram finds it in cache. Changes nothing.
-  void Prefetch(std::span<const uint8_t> datagram) const;
+  // A hint for a driver that knows which datagram comes next, so that OnDatagram finds in cache
+  // what it reads: stage 0 prefetches the QP it is for; stage 1, called later (when stage 0's
+  // lines are there), what the QP points at (Qp::PrefetchState). Changes nothing.
+  static constexpr int kPrefetchStages = 2;
+  void Prefetch(std::span<const uint8_t> datagram, int stage) const;
   std::optional<Transmit> PollTransmit(Timestamp now, std::span<uint8_t> out);
   Timestamp NextTimeout() const { return scheduler_.NextTimeout(); }
   void OnTimeout(Timestamp now);
@@ -83,9 +86,34 @@ class Context {
   bool elide_zero_payload_;
   ContextStats stats_;
   // The last two QPs datagrams arrived for (a ring's host gets data on one and ACKs on the
-  // other), most recent first: found without a probe of qps_, a cold line at thousands of
-  // hosts. A Context never destroys a QP, so they stay valid.
-  std::array<Qp*, 2> recent_qps_{};
+  // other), most recent first, with their QPNs beside them: found without a probe of qps_ or a
+  // look at the QP's own line, both cold at thousands of hosts. A Context never destroys a QP,
+  // so they stay valid.
+  class RecentQps {
+   public:
+    // The QP of qpn if it is one of the two; a match with the second makes it the first.
+    Qp* Find(uint32_t qpn) {
+      if (qps_[0] != nullptr && qpns_[0] == qpn) return qps_[0];
+      if (qps_[1] == nullptr || qpns_[1] != qpn) return nullptr;
+      std::swap(qps_[0], qps_[1]);
+      std::swap(qpns_[0], qpns_[1]);
+      return qps_[0];
+    }
+    const Qp* Peek(uint32_t qpn) const {
+      for (int i = 0; i < 2; ++i)
+        if (qps_[i] != nullptr && qpns_[i] == qpn) return qps_[i];
+      return nullptr;
+    }
+    void Remember(Qp* qp) {
+      qps_ = {qp, qps_[0]};
+      qpns_ = {qp->qpn(), qpns_[0]};
+    }
+
+   private:
+    std::array<Qp*, 2> qps_{};
+    std::array<uint32_t, 2> qpns_{};
+  };
+  RecentQps recent_qps_;
   // Which QPs may send and when the next times out, kept as QPs change (asking each QP on
   // every call was O(QPs) per datagram). NextTimeout brings it up to date, hence mutable.
   mutable QpScheduler scheduler_;

@@ -27,6 +27,8 @@ class MessageAssembler {
   };
   std::optional<Completed> PopCompleted();
   uint32_t next() const { return next_; }
+  // Prefetches the next message's slot (a hint; changes nothing).
+  void Prefetch() const { msgs_.Prefetch(); }
 
  private:
   struct Msg {

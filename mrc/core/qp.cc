@@ -144,6 +144,20 @@ std::optional<Transmit> Qp::PollTransmit(Timestamp now, std::span<uint8_t> out, 
   return TransmitData(now, out, elide_zeros);
 }
 
+void Qp::PrefetchState(uint16_t ev) const {
+  __builtin_prefetch(cc_.get());
+  __builtin_prefetch(reinterpret_cast<const char*>(cc_.get()) + 64);
+  evs_.Prefetch(ev);
+  wrs_.Prefetch();
+  sent_.Prefetch();
+  tx_log_.Prefetch();
+  recv_wrs_.Prefetch();
+  if (rx_) rx_->Prefetch();
+  assembler_.Prefetch();
+  send_cq_->Prefetch();
+  if (recv_cq_ != send_cq_) recv_cq_->Prefetch();
+}
+
 Timestamp Qp::NextTimeout() const {
   if (state_ != QpState::kReadyToSend) return Timestamp::Infinite();
   Timestamp t = Timestamp::Infinite();

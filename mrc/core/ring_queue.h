@@ -8,7 +8,8 @@
 //
 // Contract:
 //   - push_back/emplace_back at the back, pop_front at the front; front(), back(), and
-//     operator[](i) for the i-th element from the front. size(), empty(), clear().
+//     operator[](i) for the i-th element from the front. size(), empty(), clear(). Prefetch()
+//     is a cache hint for the next of those.
 //   - resize(n) appends default-constructed elements (it never shrinks).
 //   - Iteration runs front to back (range-for).
 //   - T must be default-constructible and movable. A popped slot is reset to T{}.
@@ -79,6 +80,13 @@ class RingQueue {
   void resize(size_t n) {
     if (n > capacity()) Grow(n);
     while (size_ < n) emplace_back();
+  }
+
+  // Prefetches the slots the next pop_front and push_back touch (a hint; changes nothing).
+  void Prefetch() const {
+    if (!slots_) return;
+    __builtin_prefetch(&slots_[head_]);
+    __builtin_prefetch(&slots_[(head_ + size_) & mask_]);
   }
 
   template <typename Q, typename V>

@@ -1,6 +1,7 @@
 // libFuzzer target for everything a hostile datagram can reach: the wire decoder (raw bytes,
-// including the ICRC check) and, behind a valid ICRC, the full receive path of MRC and RC QPs
-// (placement, SACK/NAK handling, probes, credits). Input byte 0 selects the mode:
+// including the ICRC check), the prefetch hint a simulated fabric gives before it (every stage
+// of Context::Prefetch, which reads the datagram before any check), and, behind a valid ICRC,
+// the full receive path of MRC and RC QPs (placement, SACK/NAK handling, probes, credits). Input byte 0 selects the mode:
 //   bit 7 set    the rest is a raw datagram
 //   otherwise    byte 0 picks an opcode we speak; the rest is its body, sealed with a valid ICRC;
 //                with bit 4 set, zeros are inserted first (how many and where: the last byte)
@@ -66,6 +67,7 @@ struct Harness {
   void Feed(std::span<const uint8_t> datagram, ZeroRun elided = {}) {
     now_ns += 1000;
     const Timestamp now = Timestamp::FromNanoseconds(now_ns);
+    for (int stage = 0; stage < Context::kPrefetchStages; ++stage) ctx.Prefetch(datagram, stage);
     ctx.OnDatagram(now, datagram, DatagramInfo{0, false, elided});
     if (ctx.NextTimeout() <= now) ctx.OnTimeout(now);
     for (int i = 0; i < 64 && ctx.PollTransmit(now, out); ++i) {

@@ -80,16 +80,29 @@ void SimEndpoint::OnReceive(int plane, SimPacket&& packet) {
 }
 
 void SimEndpoint::Prefetch(const void* self, const SimPacket& packet, int stage) {
+  static_assert(1 + mrc::Context::kPrefetchStages <= PacketSink::kPrefetchStages);
   const auto* endpoint = static_cast<const SimEndpoint*>(self);
   if (!packet.payload) return;
   if (stage == 0) {
-    __builtin_prefetch(endpoint);
-    __builtin_prefetch(&endpoint->context_);
+    // All of it: a datagram's way through reads most of its lines (the Context's recent QPs,
+    // scheduler and memory registry, the routes, the timer, the stats).
+    for (size_t at = 0; at < sizeof(SimEndpoint); at += 64) __builtin_prefetch(reinterpret_cast<const char*>(endpoint) + at);
     __builtin_prefetch(packet.payload.get());
     __builtin_prefetch(static_cast<const char*>(packet.payload.get()) + 64);
     return;
   }
-  endpoint->context_.Prefetch(*packet.payload);
+  const std::span<const uint8_t> datagram = *packet.payload;
+  if (stage - 1 < mrc::Context::kPrefetchStages) endpoint->context_.Prefetch(datagram, stage - 1);
+  if (endpoint->progress_prefetch_.fn) endpoint->progress_prefetch_.fn(endpoint->progress_prefetch_.self, stage - 1);
+  // The routes of the QP the datagram is for: its answer (an ACK) leaves on one of them.
+  if (stage == 1 && datagram.size() >= mrc::kBthBytes)
+    endpoint->PrefetchRoutes(uint32_t{datagram[5]} << 16 | uint32_t{datagram[6]} << 8 | datagram[7]);
+}
+
+void SimEndpoint::PrefetchRoutes(uint32_t qpn) const {
+  const std::span<const Route> routes = FindRoutes(qpn);
+  const auto* bytes = reinterpret_cast<const char*>(routes.data());
+  for (size_t at = 0; at < routes.size_bytes(); at += 64) __builtin_prefetch(bytes + at);
 }
 
 void SimEndpoint::OnTimer() {
@@ -144,10 +157,16 @@ std::span<const SimEndpoint::Route> SimEndpoint::RoutesOf(uint32_t qpn) {
   if (last.qpn == qpn && !last.routes.empty()) return last.routes;
   std::swap(recent_routes_[0], recent_routes_[1]);
   if (last.qpn == qpn && !last.routes.empty()) return last.routes;
+  const std::span<const Route> routes = FindRoutes(qpn);
+  if (!routes.empty()) last = {qpn, routes};
+  return routes;
+}
+
+std::span<const SimEndpoint::Route> SimEndpoint::FindRoutes(uint32_t qpn) const {
+  for (const RecentRoutes& recent : recent_routes_)
+    if (recent.qpn == qpn && !recent.routes.empty()) return recent.routes;
   const std::vector<Route>* routes = routes_.Find(qpn);
-  if (!routes) return {};
-  last = {qpn, *routes};
-  return last.routes;
+  return routes ? std::span<const Route>(*routes) : std::span<const Route>();
 }
 
 void SimEndpoint::Flush() {

@@ -62,7 +62,17 @@ class SimEndpoint {
   // that is not an IPv6 address or a plane the host has no port in.
   void SetRoutes(uint32_t qpn, const std::vector<mrc::EvRoute>& routes);
   // Called after every input or timer, before transmitting: the place to poll CQs.
-  void SetOnProgress(std::function<void()> fn) { on_progress_ = std::move(fn); }
+  // `prefetch` is what fn will read for a datagram, prefetched in stages while earlier arrivals
+  // run: prefetch.fn(self, stage) with stages 0, 1, ... up to PacketSink::kPrefetchStages - 2,
+  // each later than the one before (a hint that changes nothing).
+  struct ProgressPrefetch {
+    void (*fn)(const void* self, int stage);
+    const void* self;
+  };
+  void SetOnProgress(std::function<void()> fn, ProgressPrefetch prefetch = {nullptr, nullptr}) {
+    on_progress_ = std::move(fn);
+    progress_prefetch_ = prefetch;
+  }
   // Transmits what the core has and re-arms the timer; call after posting work.
   void Kick();
   const SimEndpointStats& stats() const { return stats_; }
@@ -80,8 +90,9 @@ class SimEndpoint {
     uint16_t src_port = 0;
   };
   void OnReceive(int plane, SimPacket&& packet);
-  // The fabric's ReceiverPrefetch: stage 0, this endpoint's hot lines and the datagram's bytes;
-  // stage 1, the QP the datagram is for (Context::Prefetch).
+  // The fabric's ReceiverPrefetch: stage 0, this endpoint and the datagram's bytes; stage 1, the
+  // QP the datagram is for (Context::Prefetch stage 0) and its routes; stage 2, what the QP
+  // points at (Context::Prefetch stage 1); from stage 1 on, the progress callback's stages.
   static void Prefetch(const void* self, const SimPacket& packet, int stage);
   void OnTimer();
   // When the core's next timeout is due (infinite while it must wait for NIC room).
@@ -89,8 +100,10 @@ class SimEndpoint {
   // Arms the timer event at Deadline() unless one is armed as early.
   void ArmTimer();
   void Flush();
-  // QP qpn's routes (by EV); empty when it has none.
+  // QP qpn's routes (by EV); empty when it has none. RoutesOf keeps the last two at hand.
   std::span<const Route> RoutesOf(uint32_t qpn);
+  std::span<const Route> FindRoutes(uint32_t qpn) const;
+  void PrefetchRoutes(uint32_t qpn) const;
   // Moves port's backlog into its NIC while it fits; true if the port can take more now
   // (backlog empty, NIC below half its buffer). Keeps the port's bit in unsure_ports_.
   bool Drain(size_t index);
@@ -104,6 +117,7 @@ class SimEndpoint {
   std::vector<Port> ports_;  // filled once by the constructor: Routes point into it
   mrc::FlatIdMap<std::vector<Route>> routes_;  // by QPN
   std::function<void()> on_progress_;
+  ProgressPrefetch progress_prefetch_{nullptr, nullptr};
   ns3::EventId timer_;
   mrc::Timestamp armed_at_ = mrc::Timestamp::Infinite();
   bool flushing_ = false;

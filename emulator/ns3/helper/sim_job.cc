@@ -34,8 +34,16 @@ SimJob::SimJob(const ResolvedLab& lab, ns3::Ptr<SimFabric> fabric, const harness
                                 },
                                 &virtual_landing_};
   });
+  static_assert(harness::Workload::kPrefetchStages <= PacketSink::kPrefetchStages - 1);
   for (size_t h = 0; h < endpoints_.size(); ++h)
-    endpoints_[h]->SetOnProgress([this, h] { Progress(static_cast<int>(h)); });
+    host_prefetch_.push_back({workload_.get(), static_cast<int>(h)});
+  for (size_t h = 0; h < endpoints_.size(); ++h)
+    endpoints_[h]->SetOnProgress([this, h] { Progress(static_cast<int>(h)); }, {&HostPrefetch::Run, &host_prefetch_[h]});
+}
+
+void SimJob::HostPrefetch::Run(const void* self, int stage) {
+  const auto* p = static_cast<const HostPrefetch*>(self);
+  if (stage < harness::Workload::kPrefetchStages) p->workload->Prefetch(p->host, stage);
 }
 
 SimJob::~SimJob() {

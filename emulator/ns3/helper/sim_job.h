@@ -57,6 +57,13 @@ class SimJob : public harness::Job {
   // Virtual payload lands here for every host: one thread runs them all (HostBinding).
   std::vector<uint8_t> virtual_landing_;
   std::unique_ptr<harness::Workload> workload_;
+  // Per host, what its endpoint's ProgressPrefetch points at (Workload::Prefetch of the host).
+  struct HostPrefetch {
+    const harness::Workload* workload;
+    int host;
+    static void Run(const void* self, int stage);
+  };
+  std::vector<HostPrefetch> host_prefetch_;
   // Step state.
   uint64_t step_ = 0;
   mrc::Timestamp step_start_;

@@ -11,7 +11,7 @@ namespace mrclab::emulator::sim {
 namespace {
 
 constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
-constexpr int kSinkStages = 2;  // PacketSink::Prefetch stages, 0 and 1
+constexpr int kSinkStages = PacketSink::kPrefetchStages;
 
 }  // namespace
 

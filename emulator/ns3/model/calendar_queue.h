@@ -7,7 +7,10 @@
 // to its bucket; a bucket is sorted only when it becomes the earliest one, and then taken from
 // the front. Items beyond the window wait in a binary heap and move into the ring when the
 // window reaches them. Appending and taking in order cost a sort of a bucket in cache instead
-// of a heap's log(n) cache misses per item.
+// of a heap's log(n) cache misses per item. A bucket holds its array only while it has items:
+// an emptied one gives it to the next bucket that needs one, last given first taken, so the
+// arrays in use are few and in cache (each bucket keeping its own, sized by the largest burst
+// it ever held, made a big fabric's arrivals stream through over a hundred MiB).
 //
 // Contract:
 //   - Every item in the ring lies within the window and every item in the far heap beyond it, so
@@ -39,12 +42,17 @@ class CalendarQueue {
   int64_t BucketWidth() const { return int64_t{1} << shift_; }
   size_t Size() const { return size_; }
   bool Empty() const { return size_ == 0; }
+  // Arrays allocated for the ring's buckets, in use or spare.
+  size_t ArraysHeld() const {
+    return spare_.size() + static_cast<size_t>(std::count_if(ring_.begin(), ring_.end(),
+                                                             [](const std::vector<T>& b) { return b.capacity() > 0; }));
+  }
 
   // Moves the window to start at `now`'s bucket and the far items it reaches into the ring.
   void SetNow(int64_t now) {
     base_ = BucketOf(now);
     while (!far_.empty() && BucketOf(far_.front().at) < base_ + kRingBuckets) {
-      std::pop_heap(far_.begin(), far_.end(), Later);
+      std::pop_heap(far_.begin(), far_.end(), kLater);
       const T item = far_.back();
       far_.pop_back();
       PutInRing(item);
@@ -55,7 +63,7 @@ class CalendarQueue {
     ++size_;
     if (BucketOf(item.at) < base_ + kRingBuckets) return PutInRing(item);
     far_.push_back(item);
-    std::push_heap(far_.begin(), far_.end(), Later);
+    std::push_heap(far_.begin(), far_.end(), kLater);
   }
 
   // The earliest item, or null when the queue is empty. Valid until the next change.
@@ -81,7 +89,7 @@ class CalendarQueue {
       if (++front_pos_ == slot.size()) ClearBucket(front_);
       return item;
     }
-    std::pop_heap(far_.begin(), far_.end(), Later);
+    std::pop_heap(far_.begin(), far_.end(), kLater);
     const T item = far_.back();
     far_.pop_back();
     return item;
@@ -103,14 +111,16 @@ class CalendarQueue {
       const auto it = std::find_if(far_.begin(), far_.end(), [&](const T& item) { return item.at == at && same(item); });
       if (it == far_.end()) return false;
       far_.erase(it);
-      std::make_heap(far_.begin(), far_.end(), Later);
+      std::make_heap(far_.begin(), far_.end(), kLater);
     }
     --size_;
     return true;
   }
 
  private:
-  static bool Later(const T& a, const T& b) { return Before(b, a); }
+  // As function objects, not pointers, so that the sorts and heaps inline them.
+  static constexpr auto kBefore = [](const T& a, const T& b) { return Before(a, b); };
+  static constexpr auto kLater = [](const T& a, const T& b) { return Before(b, a); };
   int64_t BucketOf(int64_t at) const { return at >> shift_; }
   static size_t SlotIndex(int64_t bucket) { return static_cast<size_t>(bucket & (kRingBuckets - 1)); }
   std::vector<T>& Slot(int64_t bucket) { return ring_[SlotIndex(bucket)]; }
@@ -122,9 +132,13 @@ class CalendarQueue {
     }
     const int64_t bucket = BucketOf(item.at);
     std::vector<T>& slot = Slot(bucket);
+    if (slot.capacity() == 0 && !spare_.empty()) {
+      slot.swap(spare_.back());
+      spare_.pop_back();
+    }
     if (bucket == front_) {
       // The front is sorted from front_pos_: the item goes after its equals.
-      slot.insert(std::upper_bound(slot.begin() + static_cast<std::ptrdiff_t>(front_pos_), slot.end(), item, Before),
+      slot.insert(std::upper_bound(slot.begin() + static_cast<std::ptrdiff_t>(front_pos_), slot.end(), item, kBefore),
                   item);
     } else {
       // An earlier bucket than the front one (which then has taken nothing out: a bucket that
@@ -152,7 +166,7 @@ class CalendarQueue {
         front_ = base_ + static_cast<int64_t>((s - start) & (kRingBuckets - 1));
         front_pos_ = 0;
         std::vector<T>& slot = Slot(front_);
-        std::sort(slot.begin(), slot.end(), Before);
+        std::sort(slot.begin(), slot.end(), kBefore);
         return true;
       }
       w = (w + 1) % words;
@@ -162,7 +176,10 @@ class CalendarQueue {
   }
 
   void ClearBucket(int64_t bucket) {
-    Slot(bucket).clear();
+    std::vector<T>& slot = Slot(bucket);
+    slot.clear();
+    spare_.push_back(std::move(slot));
+    slot = {};
     const size_t s = SlotIndex(bucket);
     occupied_[s / 64] &= ~(uint64_t{1} << (s % 64));
     if (bucket == front_) {
@@ -174,10 +191,11 @@ class CalendarQueue {
   int shift_ = 6;  // log2 of a bucket's width in time steps
   std::vector<std::vector<T>> ring_;  // kRingBuckets buckets, allocated by the first push
   std::vector<uint64_t> occupied_;    // a bit per bucket that holds items
+  std::vector<std::vector<T>> spare_;  // emptied buckets' arrays, the last emptied last
   int64_t base_ = 0;      // the window's first bucket (the clock's)
   int64_t front_ = -1;    // the sorted bucket taken from next (-1: not chosen yet)
   size_t front_pos_ = 0;  // items of the front bucket already taken
-  std::vector<T> far_;    // a binary min-heap (by Later) of items beyond the window
+  std::vector<T> far_;    // a binary min-heap (by kLater) of items beyond the window
   size_t size_ = 0;
 };
 

@@ -57,8 +57,8 @@ class SimFabric : public ns3::Object {
  public:
   using Receiver = std::function<void(SimPacket&&)>;
   // What a Receiver will read first for a packet, prefetched in stages while earlier arrivals
-  // run (as PacketSink::Prefetch: stage 0 two arrivals ahead, stage 1 one ahead); a hint that
-  // changes nothing. fn(self, packet, stage).
+  // run (as PacketSink::Prefetch: stage 0 kPrefetchStages arrivals ahead, ..., the last one
+  // ahead); a hint that changes nothing. fn(self, packet, stage).
   struct ReceiverPrefetch {
     void (*fn)(const void* self, const SimPacket& packet, int stage);
     const void* self;

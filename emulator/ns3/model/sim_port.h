@@ -56,9 +56,11 @@ class PacketSink {
   // Takes a packet that arrived over a link (after that link's ingress faults).
   virtual void Receive(SimPacket&& packet) = 0;
   // A hint that `packet` arrives soon, so that Receive finds in cache what it reads for it:
-  // stage 0 prefetches the lines the packet and the sink point at; stage 1, called later (when
-  // stage 0's lines are there), the lines those point at (it is called for the arrival that
-  // runs next). Changes nothing: it may be called for a packet that never arrives.
+  // stage 0 prefetches the lines the packet and the sink point at; each later stage, called
+  // later (when the stage before's lines are there), the lines those point at. The last stage
+  // is called for the arrival that runs next. Changes nothing: it may be called for a packet
+  // that never arrives.
+  static constexpr int kPrefetchStages = 4;
   virtual void Prefetch(const SimPacket& /*packet*/, int /*stage*/) const {}
 };
 

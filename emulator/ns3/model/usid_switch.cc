@@ -127,6 +127,7 @@ void UsidSwitch::Prefetch(const SimPacket& packet, int stage) const {
     const uint16_t usid = Group16(packet.dst, byte);
     return usid >> 12 == home_block_ && (usid & 0xfffu) < home_table_.size() ? &home_table_[usid & 0xfff] : nullptr;
   };
+  if (stage > 1) return;  // two are enough: the table entry, then the egress port
   if (stage == 0) {
     for (int byte : {4, 6})
       if (const Route* route = home(byte)) __builtin_prefetch(route);
