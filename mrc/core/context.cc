@@ -56,18 +56,16 @@ void Context::OnDatagram(Timestamp now, std::span<const uint8_t> datagram, const
 }
 
 void Context::Prefetch(std::span<const uint8_t> datagram, int stage) const {
-  if (datagram.size() < kBthBytes) return;
-  const uint32_t qpn = uint32_t{datagram[5]} << 16 | uint32_t{datagram[6]} << 8 | datagram[7];
-  const Qp* qp = recent_qps_.Peek(qpn);
+  const std::optional<uint32_t> qpn = PeekDestQp(datagram);
+  if (!qpn) return;
+  const Qp* qp = recent_qps_.Peek(*qpn);
   if (qp == nullptr) {
-    const std::unique_ptr<Qp>* found = qps_.Find(qpn);
+    const std::unique_ptr<Qp>* found = qps_.Find(*qpn);
     if (found == nullptr) return;
     qp = found->get();
   }
   if (stage == 0) return qp->Prefetch();
-  const OpcodeLayout* layout = LayoutOf(static_cast<Opcode>(datagram[0]));
-  const bool has_ev = layout && layout->mrceth && datagram.size() >= kBthBytes + kMrcethBytes;
-  qp->PrefetchState(has_ev ? static_cast<uint16_t>(datagram[kBthBytes] << 8 | datagram[kBthBytes + 1]) : UINT16_MAX);
+  qp->PrefetchState(PeekEv(datagram).value_or(UINT16_MAX));
 }
 
 std::optional<Transmit> Context::PollTransmit(Timestamp now, std::span<uint8_t> out) {

@@ -281,4 +281,16 @@ std::optional<Packet> Decode(std::span<const uint8_t> in, ParseError* error, Zer
   return p;
 }
 
+std::optional<uint32_t> PeekDestQp(std::span<const uint8_t> datagram) {
+  if (datagram.size() < kBthBytes) return std::nullopt;
+  return uint32_t{datagram[5]} << 16 | uint32_t{datagram[6]} << 8 | datagram[7];
+}
+
+std::optional<uint16_t> PeekEv(std::span<const uint8_t> datagram) {
+  if (datagram.size() < kBthBytes + kMrcethBytes) return std::nullopt;
+  const OpcodeLayout* layout = LayoutOf(static_cast<Opcode>(datagram[0]));
+  if (!layout || !layout->mrceth) return std::nullopt;
+  return static_cast<uint16_t>(datagram[kBthBytes] << 8 | datagram[kBthBytes + 1]);
+}
+
 }  // namespace mrclab::mrc

@@ -185,6 +185,23 @@ TEST(WireTest, RejectsEveryTruncation) {
   }
 }
 
+TEST(WireTest, PeeksTheDecodedQpAndEvAndNothingPastTheInput) {
+  std::vector<uint8_t> payload(64, 0x5A);
+  for (const Packet& p : SamplePackets(payload)) {
+    const auto bytes = EncodeToVector(p);
+    const auto decoded = Decode(bytes);
+    ASSERT_TRUE(decoded);
+    EXPECT_EQ(PeekDestQp(bytes), decoded->bth.dest_qp) << LayoutOf(p.bth.opcode)->name;
+    EXPECT_EQ(PeekEv(bytes), decoded->mrceth ? std::optional<uint16_t>(decoded->mrceth->ev) : std::nullopt)
+        << LayoutOf(p.bth.opcode)->name;
+    for (size_t n = 0; n < kBthBytes + kMrcethBytes; ++n) {
+      std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));  // ASan sees overreads
+      EXPECT_EQ(PeekDestQp(cut).has_value(), n >= kBthBytes);
+      EXPECT_FALSE(PeekEv(cut));
+    }
+  }
+}
+
 TEST(WireTest, RejectsEverySingleBitFlip) {
   std::vector<uint8_t> payload(16, 1);
   for (const Packet& p : SamplePackets(payload)) {

@@ -1,8 +1,10 @@
 #include "emulator/ns3/helper/sim_endpoint.h"
 
+#include <optional>
 #include <stdexcept>
 
 #include "emulator/ns3/model/bucket_scheduler.h"
+#include "mrc/core/wire.h"
 #include "ns3/simulator.h"
 
 namespace mrclab::emulator::sim {
@@ -95,12 +97,13 @@ void SimEndpoint::Prefetch(const void* self, const SimPacket& packet, int stage)
   if (stage - 1 < mrc::Context::kPrefetchStages) endpoint->context_.Prefetch(datagram, stage - 1);
   if (endpoint->progress_prefetch_.fn) endpoint->progress_prefetch_.fn(endpoint->progress_prefetch_.self, stage - 1);
   // The routes of the QP the datagram is for: its answer (an ACK) leaves on one of them.
-  if (stage == 1 && datagram.size() >= mrc::kBthBytes)
-    endpoint->PrefetchRoutes(uint32_t{datagram[5]} << 16 | uint32_t{datagram[6]} << 8 | datagram[7]);
+  if (stage == 1) endpoint->PrefetchRoutes(datagram);
 }
 
-void SimEndpoint::PrefetchRoutes(uint32_t qpn) const {
-  const std::span<const Route> routes = FindRoutes(qpn);
+void SimEndpoint::PrefetchRoutes(std::span<const uint8_t> datagram) const {
+  const std::optional<uint32_t> qpn = mrc::PeekDestQp(datagram);
+  if (!qpn) return;
+  const std::span<const Route> routes = FindRoutes(*qpn);
   const auto* bytes = reinterpret_cast<const char*>(routes.data());
   for (size_t at = 0; at < routes.size_bytes(); at += 64) __builtin_prefetch(bytes + at);
 }

@@ -103,7 +103,8 @@ class SimEndpoint {
   // QP qpn's routes (by EV); empty when it has none. RoutesOf keeps the last two at hand.
   std::span<const Route> RoutesOf(uint32_t qpn);
   std::span<const Route> FindRoutes(uint32_t qpn) const;
-  void PrefetchRoutes(uint32_t qpn) const;
+  // Prefetches the routes of the QP `datagram` is for.
+  void PrefetchRoutes(std::span<const uint8_t> datagram) const;
   // Moves port's backlog into its NIC while it fits; true if the port can take more now
   // (backlog empty, NIC below half its buffer). Keeps the port's bit in unsure_ports_.
   bool Drain(size_t index);
