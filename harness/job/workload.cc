@@ -8,6 +8,7 @@
 #include "harness/job/ev_plan.h"
 #include "harness/job/source_ports.h"
 #include "mrc/core/flat_id_map.h"
+#include "mrc/core/prefetch.h"
 #include "mrc/core/rng.h"
 
 namespace mrclab::harness {
@@ -343,12 +344,12 @@ void Workload::Prefetch(int host, int stage) const {
   }
   if (stage == 1) {
     const Host* h = hosts_[static_cast<size_t>(host)].get();
-    for (size_t at = 0; at < sizeof(Host); at += 64) __builtin_prefetch(reinterpret_cast<const char*>(h) + at);
+    mrc::PrefetchBytes(h, sizeof(Host));
   }
   for (int i = 0; i < config_.ranks_per_host; ++i) {
     const Rank* r = queues[i].rank;
     if (stage == 1) {
-      for (size_t at = 0; at < sizeof(Rank); at += 64) __builtin_prefetch(reinterpret_cast<const char*>(r) + at);
+      mrc::PrefetchBytes(r, sizeof(Rank));
       continue;
     }
     r->landed.Prefetch();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mrc/core/events.h"
+#include "mrc/core/prefetch.h"
 #include "mrc/core/units.h"
 
 namespace mrclab::mrc {
@@ -73,8 +74,7 @@ class EvTable {
   // Prefetches EV `id`'s entry where MakeEvProfile's profiles have it (a hint; changes nothing).
   void Prefetch(uint16_t id) const {
     if (id >= entries_.size()) return;
-    __builtin_prefetch(&entries_[id]);
-    __builtin_prefetch(reinterpret_cast<const char*>(&entries_[id]) + 64);
+    PrefetchBytes(&entries_[id], 2 * kCacheLineBytes);
   }
   const EvPolicyConfig& config() const { return config_; }
 

@@ -18,6 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "mrc/core/prefetch.h"
+
 namespace mrclab::mrc {
 
 template <typename V>
@@ -64,8 +66,7 @@ class FlatIdMap {
   void Prefetch(size_t max_lines = 8) const {
     const size_t bytes = slots_.size() * sizeof(Slot);
     if (bytes > max_lines * 64) return;
-    const auto* data = reinterpret_cast<const char*>(slots_.data());
-    for (size_t at = 0; at < bytes; at += 64) __builtin_prefetch(data + at);
+    PrefetchBytes(slots_.data(), bytes);
   }
 
  private:

@@ -26,9 +26,9 @@ std::string_view ToString(WcStatus s) {
 
 Qp::Qp(uint32_t qpn, const QpConfig& config, MemoryRegistry* memory, CompletionQueue* send_cq,
        CompletionQueue* recv_cq, EventSink* events)
-    : qpn_(qpn), config_(config), memory_(memory), send_cq_(send_cq), recv_cq_(recv_cq),
-      events_(events), evs_(qpn, config.evs, config.ev_policy, events),
-      cc_(MakeCongestionControl(config.cc)), rtt_(config.rto) {
+    : qpn_(qpn), memory_(memory), send_cq_(send_cq), recv_cq_(recv_cq), events_(events),
+      cc_(MakeCongestionControl(config.cc)), evs_(qpn, config.evs, config.ev_policy, events),
+      rtt_(config.rto), config_(config) {
   config_.max_outstanding_packets =
       std::min(config_.max_outstanding_packets, config_.receive_window_packets);
   config_.mtu = std::max<uint32_t>(config_.mtu, 1);
@@ -145,8 +145,7 @@ std::optional<Transmit> Qp::PollTransmit(Timestamp now, std::span<uint8_t> out, 
 }
 
 void Qp::PrefetchState(uint16_t ev) const {
-  __builtin_prefetch(cc_.get());
-  __builtin_prefetch(reinterpret_cast<const char*>(cc_.get()) + 64);
+  PrefetchBytes(cc_.get(), 2 * kCacheLineBytes);
   evs_.Prefetch(ev);
   wrs_.Prefetch();
   sent_.Prefetch();
@@ -212,7 +211,8 @@ std::optional<uint32_t> Qp::ProbeEv(uint16_t ev) {
 }
 
 Duration Qp::Penalty() const {
-  return Max(config_.ev_policy.penalty_floor, rtt_.srtt().Scaled(config_.ev_policy.penalty_rtts));
+  const EvPolicyConfig& policy = evs_.config();  // config_.ev_policy's copy, on a line every ACK reads
+  return Max(policy.penalty_floor, rtt_.srtt().Scaled(policy.penalty_rtts));
 }
 
 Duration Qp::ReorderWindow() const {

@@ -28,11 +28,13 @@ std::optional<Transmit> Qp::TransmitData(Timestamp now, std::span<uint8_t> out, 
     const uint64_t psn = *retransmit_.begin();
     SentPacket& sp = Sent(psn);
     if (!window_allows(sp.length)) return std::nullopt;
-    size_t ev = rc_ev_index_;
+    size_t ev;
     if (is_mrc()) {
       auto pick = selector_.Pick(evs_, now, sp.ev_index);
       if (!pick) return std::nullopt;
       ev = *pick;
+    } else {
+      ev = rc_ev_index_;
     }
     retransmit_.erase(retransmit_.begin());
     sp.ev_index = static_cast<uint16_t>(ev);
@@ -62,11 +64,13 @@ std::optional<Transmit> Qp::TransmitData(Timestamp now, std::span<uint8_t> out, 
     wr.started = true;
     if (wr.req.immediate) ++imm_started_;
   }
-  size_t ev = rc_ev_index_;
+  size_t ev;
   if (is_mrc()) {
     auto pick = selector_.Pick(evs_, now);
     if (!pick) return std::nullopt;
     ev = *pick;
+  } else {
+    ev = rc_ev_index_;
   }
   const bool first = wr.next_offset == 0;
   const bool last = wr.next_offset + len == wr.req.length;
@@ -188,7 +192,7 @@ void Qp::OnAck(Timestamp now, const Packet& p) {
   if (newly.count > 0 || rtt_sample)
     cc_->OnAck(now, newly, rtt_sample, rtt_.min_rtt(), rtt_.srtt(), ecn);
   if (newly.count > 0) {
-    rc_retries_ = 0;
+    if (!is_mrc()) rc_retries_ = 0;  // only RC counts them
     rtt_.ResetBackoff();
   }
 

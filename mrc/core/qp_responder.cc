@@ -17,13 +17,12 @@ void Qp::OnData(Timestamp now, const Packet& p, bool ecn_ce) {
   ++stats_.data_packets_received;
   credit_repeat_at_ = Timestamp::Infinite();  // the requester is sending: it has our credits
   if (is_mrc() != p.mrceth.has_value()) return;  // the peer speaks the other mode
-  int ev_index = static_cast<int>(rc_ev_index_);
   if (is_mrc()) {
-    ev_index = evs_.IndexOf(p.mrceth->ev);
+    const int ev_index = evs_.IndexOf(p.mrceth->ev);
     if (ev_index >= 0) ++evs_.at(ev_index).counters.rx_packets;
     OnDataMrc(now, p, UnwrapPsn(p.bth.psn, rx_->cumulative()), ev_index);
   } else {
-    ++evs_.at(ev_index).counters.rx_packets;
+    ++evs_.at(rc_ev_index_).counters.rx_packets;
     OnDataRc(now, p, UnwrapPsn(p.bth.psn, rc_expected_));
   }
   if (ecn_ce) ack_.ecn = true;

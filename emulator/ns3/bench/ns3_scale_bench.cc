@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
                   next_report += every;
                   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
                   const uint64_t hops = fabric->PacketHops();
-                  std::fprintf(stderr, "scale bench: step: %.0f s wall, %.1f us simulated, %llu packet-hops (%.0f per wall second)\n",
+                  std::fprintf(stderr, "scale bench: step: %.1f s wall, %.1f us simulated, %llu packet-hops (%.0f per wall second)\n",
                                wall, ns3::Simulator::Now().GetMicroSeconds() * 1.0,
                                static_cast<unsigned long long>(hops), hops / wall);
                 }

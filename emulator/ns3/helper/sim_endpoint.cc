@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "emulator/ns3/model/bucket_scheduler.h"
+#include "mrc/core/prefetch.h"
 #include "mrc/core/wire.h"
 #include "ns3/simulator.h"
 
@@ -88,9 +89,8 @@ void SimEndpoint::Prefetch(const void* self, const SimPacket& packet, int stage)
   if (stage == 0) {
     // All of it: a datagram's way through reads most of its lines (the Context's recent QPs,
     // scheduler and memory registry, the routes, the timer, the stats).
-    for (size_t at = 0; at < sizeof(SimEndpoint); at += 64) __builtin_prefetch(reinterpret_cast<const char*>(endpoint) + at);
-    __builtin_prefetch(packet.payload.get());
-    __builtin_prefetch(static_cast<const char*>(packet.payload.get()) + 64);
+    mrc::PrefetchBytes(endpoint, sizeof(SimEndpoint));
+    mrc::PrefetchBytes(packet.payload.get(), 2 * mrc::kCacheLineBytes);
     return;
   }
   const std::span<const uint8_t> datagram = *packet.payload;
@@ -103,9 +103,11 @@ void SimEndpoint::Prefetch(const void* self, const SimPacket& packet, int stage)
 void SimEndpoint::PrefetchRoutes(std::span<const uint8_t> datagram) const {
   const std::optional<uint32_t> qpn = mrc::PeekDestQp(datagram);
   if (!qpn) return;
-  const std::span<const Route> routes = FindRoutes(*qpn);
-  const auto* bytes = reinterpret_cast<const char*>(routes.data());
-  for (size_t at = 0; at < routes.size_bytes(); at += 64) __builtin_prefetch(bytes + at);
+  std::span<const Route> routes;
+  for (const RecentRoutes& recent : recent_routes_)
+    if (recent.qpn == *qpn) routes = recent.routes;  // found without a probe of routes_
+  if (routes.empty()) routes = StoredRoutes(*qpn);
+  mrc::PrefetchBytes(routes.data(), routes.size_bytes());
 }
 
 void SimEndpoint::OnTimer() {
@@ -160,14 +162,12 @@ std::span<const SimEndpoint::Route> SimEndpoint::RoutesOf(uint32_t qpn) {
   if (last.qpn == qpn && !last.routes.empty()) return last.routes;
   std::swap(recent_routes_[0], recent_routes_[1]);
   if (last.qpn == qpn && !last.routes.empty()) return last.routes;
-  const std::span<const Route> routes = FindRoutes(qpn);
+  const std::span<const Route> routes = StoredRoutes(qpn);
   if (!routes.empty()) last = {qpn, routes};
   return routes;
 }
 
-std::span<const SimEndpoint::Route> SimEndpoint::FindRoutes(uint32_t qpn) const {
-  for (const RecentRoutes& recent : recent_routes_)
-    if (recent.qpn == qpn && !recent.routes.empty()) return recent.routes;
+std::span<const SimEndpoint::Route> SimEndpoint::StoredRoutes(uint32_t qpn) const {
   const std::vector<Route>* routes = routes_.Find(qpn);
   return routes ? std::span<const Route>(*routes) : std::span<const Route>();
 }
@@ -200,11 +200,22 @@ void SimEndpoint::Flush() {
     packet.zero_run_bytes = tx->elided.bytes;
     ++stats_.tx_datagrams;
     Port& port = *route.port;
-    port.backlog.push_back(std::move(packet));
+    SimPort& nic = *port.nic;
+    const size_t index = IndexOf(port);
+    const uint32_t bit = uint32_t{1} << index;
     // Leave the rest in the transport (its window and pacing) while this NIC is busy: from
     // half its buffer on, the same mark at which the port calls OnTxSpace when it drains.
-    room = Drain(IndexOf(port));
-    if (!port.backlog.empty()) ++stats_.tx_waited;  // this packet (the backlog's last) waits
+    if (!(unsure_ports_ & bit) && nic.QueuedBytes() + packet.WireBytes() <= nic.BufferBytes()) {
+      // Its backlog is empty: straight into the NIC, as Drain would move it, without reading
+      // the backlog (cold lines at thousands of hosts).
+      nic.Enqueue(std::move(packet));
+      room = 2 * nic.QueuedBytes() < nic.BufferBytes();
+      if (!room) unsure_ports_ |= bit;
+    } else {
+      port.backlog.push_back(std::move(packet));
+      room = Drain(index);
+      if (!port.backlog.empty()) ++stats_.tx_waited;  // this packet (the backlog's last) waits
+    }
   }
   blocked_ = !room;
   flushing_ = false;

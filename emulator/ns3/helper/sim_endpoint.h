@@ -78,7 +78,7 @@ class SimEndpoint {
   const SimEndpointStats& stats() const { return stats_; }
 
  private:
-  struct Port {
+  struct alignas(64) Port {  // what a send reads on the first line, the backlog after it
     int plane = 0;
     Ipv6Address address{};
     SimPort* nic = nullptr;  // the fabric's port for this host and plane
@@ -102,7 +102,7 @@ class SimEndpoint {
   void Flush();
   // QP qpn's routes (by EV); empty when it has none. RoutesOf keeps the last two at hand.
   std::span<const Route> RoutesOf(uint32_t qpn);
-  std::span<const Route> FindRoutes(uint32_t qpn) const;
+  std::span<const Route> StoredRoutes(uint32_t qpn) const;  // from routes_, without the recent two
   // Prefetches the routes of the QP `datagram` is for.
   void PrefetchRoutes(std::span<const uint8_t> datagram) const;
   // Moves port's backlog into its NIC while it fits; true if the port can take more now
@@ -125,8 +125,9 @@ class SimEndpoint {
   bool blocked_ = false;  // the last Flush stopped at a full NIC: its OnTxSpace resumes it
   // A bit per port (by index in ports_) that may not have room: it has a backlog, or its NIC was
   // at half its buffer or more when last looked at. A NIC only fills when this endpoint enqueues
-  // (it is the only sender), so a port without its bit has room, and Flush skips it without
-  // touching the NIC: most Flushes, after every datagram received, look at no port at all.
+  // (it is the only sender), so a port without its bit has room and an empty backlog: Flush
+  // skips it without touching the NIC (most Flushes, after every datagram received, look at no
+  // port at all), and sends into it without reading the backlog.
   uint32_t unsure_ports_ = 0;
   // The routes of the last two QPs that sent (a ring's host sends its data on one QP and its
   // ACKs on another), most recent first: found without a probe of routes_, a cold line at

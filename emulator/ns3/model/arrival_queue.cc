@@ -4,6 +4,7 @@
 
 #include "emulator/ns3/model/bucket_scheduler.h"
 #include "emulator/ns3/model/sim_port.h"
+#include "mrc/core/prefetch.h"
 #include "ns3/make-event.h"
 #include "ns3/simulator.h"
 
@@ -57,10 +58,8 @@ void ArrivalQueue::Fire() {
     // looks up first, what that points at, ...) for the ones after, the last for the next.
     if (const Arrival* later = calendar_.PeekSortedFront(kSinkStages)) {
       later->port->Prefetch();
-      __builtin_prefetch(later->node);
-      __builtin_prefetch(reinterpret_cast<const char*>(later->node) + 64);
-      __builtin_prefetch(later->sink);  // a switch's home table is on its second line
-      __builtin_prefetch(reinterpret_cast<const char*>(later->sink) + 64);
+      mrc::PrefetchBytes(later->node, 2 * mrc::kCacheLineBytes);
+      mrc::PrefetchBytes(later->sink, 2 * mrc::kCacheLineBytes);  // a switch's home table is on its second line
     }
     for (int stage = 0; stage < kSinkStages; ++stage)
       if (const Arrival* sooner = calendar_.PeekSortedFront(kSinkStages - 1 - stage))

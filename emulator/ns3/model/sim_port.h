@@ -42,6 +42,7 @@
 
 #include "emulator/ns3/model/queued_packet.h"
 #include "emulator/ns3/model/sim_packet.h"
+#include "mrc/core/prefetch.h"
 #include "ns3/event-id.h"
 #include "ns3/nstime.h"
 #include "ns3/ptr.h"
@@ -105,9 +106,7 @@ class alignas(64) SimPort {
   // Brings the port down (dropping what it holds) or up. Idempotent.
   void SetUp(bool up);
   // Prefetches the port's state that Enqueue and Deliver read (a hint; changes nothing).
-  void Prefetch() const {
-    for (int line = 0; line < 3; ++line) __builtin_prefetch(reinterpret_cast<const char*>(this) + 64 * line);
-  }
+  void Prefetch() const { mrc::PrefetchBytes(this, 3 * mrc::kCacheLineBytes); }
   // Whether the port is up (a switch only forwards on up ports).
   bool IsUp() const { return up_; }
   // Drops (or stops dropping) every packet at the far end's ingress.
