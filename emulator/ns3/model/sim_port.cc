@@ -14,7 +14,6 @@ SimPort::SimPort(const PortConfig& config, PacketSink* far_end)
     : far_end_(far_end),
       arrivals_(config.arrivals),
       rate_bps_(config.rate_bps),
-      ticks_per_second_(static_cast<uint64_t>(ns3::Seconds(1).GetTimeStep())),
       delay_steps_(config.delay.GetTimeStep()),
       buffer_bytes_(config.buffer_bytes),
       ecn_threshold_bytes_(config.ecn_threshold_bytes),
@@ -24,7 +23,6 @@ SimPort::SimPort(const PortConfig& config, PacketSink* far_end)
     own_arrivals_ = std::make_unique<ArrivalQueue>();
     arrivals_ = own_arrivals_.get();
   }
-  packets_ = &arrivals_->Packets();
 }
 
 SimPort::~SimPort() = default;
@@ -32,8 +30,8 @@ SimPort::~SimPort() = default;
 void SimPort::Retire(int64_t now) const {
   if (unfinished_ == nullptr) return;
   if (last_finish_ <= now) {  // the last one has finished, so have all: no node is read
-    counters_.tx_packets += unfinished_packets_;
-    counters_.tx_bytes += queued_bytes_;
+    tx_packets_ += unfinished_packets_;
+    tx_bytes_ += queued_bytes_;
     queued_bytes_ = 0;
     unfinished_packets_ = 0;
     unfinished_ = nullptr;
@@ -43,8 +41,8 @@ void SimPort::Retire(int64_t now) const {
     const uint32_t wire = unfinished_->packet.WireBytes();
     queued_bytes_ -= wire;
     --unfinished_packets_;
-    ++counters_.tx_packets;
-    counters_.tx_bytes += wire;
+    ++tx_packets_;
+    tx_bytes_ += wire;
     unfinished_ = unfinished_->next;
   }
 }
@@ -56,6 +54,16 @@ uint64_t SimPort::QueuedBytes() const {
 
 const PortCounters& SimPort::Counters() const {
   Retire(SimNowSteps());
+  uint64_t wire_packets = 0, wire_bytes = 0;  // serialised, not arrived
+  for (const QueuedPacket* node = head_; node != unfinished_; node = node->next) {
+    ++wire_packets;
+    wire_bytes += node->packet.WireBytes();
+  }
+  counters_.tx_packets = tx_packets_;
+  counters_.tx_bytes = tx_bytes_;
+  counters_.rx_packets = tx_packets_ - wire_packets - unreceived_packets_;
+  counters_.rx_bytes = tx_bytes_ - wire_bytes - unreceived_bytes_;
+  counters_.max_queue_bytes = max_queue_bytes_;
   return counters_;
 }
 
@@ -76,13 +84,13 @@ EnqueueResult SimPort::Enqueue(SimPacket&& packet) {
     ++counters_.ecn_marks;
   }
   Admit(std::move(packet), now);
-  counters_.max_queue_bytes = std::max(counters_.max_queue_bytes, queued_bytes_);
+  max_queue_bytes_ = std::max(max_queue_bytes_, queued_bytes_);
   if (2 * queued_bytes_ >= buffer_bytes_ && on_tx_space_) ArmTxSpace(now);
   return EnqueueResult::kQueued;
 }
 
 void SimPort::Admit(SimPacket&& packet, int64_t now) {
-  QueuedPacket* node = packets_->Take();
+  QueuedPacket* node = arrivals_->Packets().Take();
   node->packet = std::move(packet);
   Link(node, now);
 }
@@ -90,7 +98,7 @@ void SimPort::Admit(SimPacket&& packet, int64_t now) {
 void SimPort::Link(QueuedPacket* node, int64_t now) {
   const uint32_t wire = node->packet.WireBytes();
   node->finish = std::max(now, last_finish_) + SerialisationSteps(wire);
-  node->seq = packets_->NextSeq();
+  node->seq = arrivals_->Packets().NextSeq();
   node->next = nullptr;
   last_finish_ = node->finish;
   queued_bytes_ += wire;
@@ -113,7 +121,13 @@ void SimPort::SetUp(bool up) {
   Retire(now);
   // The queue, the packet serialising and those on the wire: each node stays with its
   // arrival, which frees it and delivers nothing.
+  bool on_wire = true;  // head_ up to unfinished_: serialised (counted tx), not arrived
   for (QueuedPacket* node = head_; node != nullptr; node = node->next) {
+    if (node == unfinished_) on_wire = false;
+    if (on_wire) {
+      ++unreceived_packets_;
+      unreceived_bytes_ += node->packet.WireBytes();
+    }
     ++counters_.fault_drops;
     node->dropped = true;
     node->packet = SimPacket{};
@@ -161,17 +175,26 @@ void SimPort::SetRate(uint64_t bps) {
   }
 }
 
+namespace {
+// ns-3's time steps per second: its resolution, fixed before the first Time is made.
+uint64_t TicksPerSecond() {
+  static const uint64_t ticks = static_cast<uint64_t>(ns3::Seconds(1).GetTimeStep());
+  return ticks;
+}
+}  // namespace
+
 int64_t SimPort::SerialisationSteps(uint32_t wire_bytes) {
+  const uint64_t ticks_per_second = TicksPerSecond();
   // In 64 bits while they hold the product (any frame at ns-3's default nanosecond steps): a
   // 128-bit division is a call into libgcc, about 1% of a big simulation.
   uint64_t scaled64;
-  if (!__builtin_mul_overflow(uint64_t{wire_bytes} * 8, ticks_per_second_, &scaled64) &&
+  if (!__builtin_mul_overflow(uint64_t{wire_bytes} * 8, ticks_per_second, &scaled64) &&
       !__builtin_add_overflow(scaled64, serialisation_carry_, &scaled64)) {
     serialisation_carry_ = scaled64 % rate_bps_;
     return static_cast<int64_t>(scaled64 / rate_bps_);
   }
   const unsigned __int128 scaled =
-      static_cast<unsigned __int128>(wire_bytes) * 8 * ticks_per_second_ + serialisation_carry_;
+      static_cast<unsigned __int128>(wire_bytes) * 8 * ticks_per_second + serialisation_carry_;
   serialisation_carry_ = static_cast<uint64_t>(scaled % rate_bps_);
   return static_cast<int64_t>(scaled / rate_bps_);
 }
@@ -179,7 +202,7 @@ int64_t SimPort::SerialisationSteps(uint32_t wire_bytes) {
 void SimPort::Deliver(QueuedPacket* node, uint64_t seq) {
   if (node->seq != seq) return;  // re-timed by a rate change: a later arrival delivers it
   if (node->dropped) {           // the port went down while it was queued or on the wire
-    packets_->Give(node);
+    arrivals_->Packets().Give(node);
     return;
   }
   Retire(SimNowSteps());
@@ -187,14 +210,14 @@ void SimPort::Deliver(QueuedPacket* node, uint64_t seq) {
   head_ = node->next;
   if (head_ == nullptr) tail_ = nullptr;
   SimPacket arrived = std::move(node->packet);
-  packets_->Give(node);  // before Receive: the next hop's Admit takes it, still in cache
+  arrivals_->Packets().Give(node);  // before Receive: the next hop's Admit takes it, still in cache
   const bool lost = blackhole_ || (lossy_ && loss_draws_->GetValue() < loss_rate_);
   if (lost) {
     ++counters_.fault_drops;
+    ++unreceived_packets_;
+    unreceived_bytes_ += arrived.WireBytes();
     return;
   }
-  ++counters_.rx_packets;
-  counters_.rx_bytes += arrived.WireBytes();
   far_end_->Receive(std::move(arrived));
 }
 

@@ -106,7 +106,7 @@ class alignas(64) SimPort {
   // Brings the port down (dropping what it holds) or up. Idempotent.
   void SetUp(bool up);
   // Prefetches the port's state that Enqueue and Deliver read (a hint; changes nothing).
-  void Prefetch() const { mrc::PrefetchBytes(this, 3 * mrc::kCacheLineBytes); }
+  void Prefetch() const { mrc::PrefetchBytes(this, 2 * mrc::kCacheLineBytes); }
   // Whether the port is up (a switch only forwards on up ports).
   bool IsUp() const { return up_; }
   // Drops (or stops dropping) every packet at the far end's ingress.
@@ -144,11 +144,13 @@ class alignas(64) SimPort {
   void TxSpaceDue();
   int64_t SerialisationSteps(uint32_t wire_bytes);
 
-  // Laid out by use, so that a packet's hop touches few cache lines: the first line is what
+  // Laid out by use, so that a packet's hop touches two cache lines: the first is what
   // Enqueue, Admit, Retire and Deliver read and write (and what a switch's IsUp() reads just
-  // before Enqueue), the second their configuration, the third the counters; what a hop does
-  // not read (the loss rate of a port without loss, the callback) comes after. Departures are
-  // computed at Enqueue; reading the state catches up with the clock (Retire), hence mutable.
+  // before Enqueue), the second their configuration and the counters every packet moves; what
+  // a hop does not read (the other counters, the loss rate of a port without loss, the
+  // callback) comes after. Departures are computed at Enqueue; reading the state catches up
+  // with the clock (Retire), hence mutable. The rx counters are not counted per packet: they
+  // are what was serialised less what is on the wire and what never arrived (Counters()).
   bool up_ = true;
   bool blackhole_ = false;
   bool lossy_ = false;                 // loss_rate_ > 0 (Deliver reads the rate only then)
@@ -162,17 +164,20 @@ class alignas(64) SimPort {
   mutable uint64_t queued_bytes_ = 0;  // wire bytes of the packets not finished
   int64_t last_finish_ = 0;            // when the serialiser is free again
   PacketSink* far_end_;
-  QueuedPacketPool* packets_;  // the ArrivalQueue's
+  ArrivalQueue* arrivals_;             // and its pool of queued-packet nodes
 
-  ArrivalQueue* arrivals_;
-  uint64_t rate_bps_;
+  alignas(64) uint64_t rate_bps_;
   uint64_t serialisation_carry_ = 0;  // remainder of the last division, in 1/rate ticks
-  uint64_t ticks_per_second_;
   int64_t delay_steps_;
   uint64_t buffer_bytes_;
   uint64_t ecn_threshold_bytes_;
+  mutable uint64_t tx_packets_ = 0, tx_bytes_ = 0;  // serialised (Retire)
+  uint64_t max_queue_bytes_ = 0;
 
-  alignas(64) mutable PortCounters counters_;
+  mutable PortCounters counters_;  // drops and ECN marks as they happen; the rest by Counters()
+  // Serialised but never received: lost or blackholed at the far end's ingress, or on the wire
+  // when the port went down.
+  uint64_t unreceived_packets_ = 0, unreceived_bytes_ = 0;
 
   double loss_rate_ = 0;
   std::function<void()> on_tx_space_;
