@@ -216,6 +216,18 @@ def test_graph_is_valid_graphviz():
     assert "<svg" in svg.stdout
 
 
+def test_inspect_of_a_lab_file_shows_its_plan_without_deploying():
+    # A lab only the simulation can hold: its plan, and nothing made.
+    info = json.loads(mrclab("inspect", "--json", "labs/clos8-1k.yaml").stdout)
+    assert info["lab"] == "clos8-1k" and info["state"].startswith("not deployed"), info
+    assert len(info["plan"]["nodes"]) == 1408 and info["plan"]["host_usids"] == "leaf-local"
+    assert not (STATE / "clos8-1k").exists()
+    text = mrclab("inspect", "labs/clos2.yaml").stdout
+    assert text.startswith("lab clos2  state not deployed") and "p1-leaf3:spine1" in text, text
+    bad = mrclab("inspect", "labs/no-such-lab.yaml", check=False)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "no-such-lab.yaml" in bad.stderr, bad.stderr
+
+
 def test_lab_sysctls_are_set_by_selector_and_a_refused_value_rolls_back(deployed, tmp_path):
     sysctls = ("link_rate: 1Gbit\nsysctls:\n"
                "  - match: {role: leaf, plane: 0}\n    set: {net.ipv6.fib_multipath_hash_policy: 0}\n"
