@@ -12,22 +12,21 @@ int Mod(int a, int n) { return ((a % n) + n) % n; }
 // phase k rank r sends chunk r-k and reduces chunk r-1-k into its own; in all-gather phase k
 // (rank r starting with chunk r + first_owned) it sends chunk r+first_owned-k and stores
 // r+first_owned-1-k.
-Phase RingPhase(int rank, int n, int k, bool reduce, int first_owned, int slot) {
+void RingPhase(int rank, int n, int k, bool reduce, int first_owned, int slot, Phase& p) {
   const int next = Mod(rank + 1, n), prev = Mod(rank - 1, n);
   const int sent = reduce ? Mod(rank - k, n) : Mod(rank + first_owned - k, n);
   const int received = reduce ? Mod(rank - 1 - k, n) : Mod(rank + first_owned - 1 - k, n);
-  return {{{next, sent, slot}}, {{prev, received, reduce, slot}}};
+  p.sends.push_back({next, sent, slot});
+  p.recvs.push_back({prev, received, reduce, slot});
 }
 
 // All-to-all, one phase: rank r sends its chunk d to rank d, which stores it as chunk r; the
 // receive from the rank d places away (r - d) is the receiver's slot first + d - 1.
-Phase AllToAllPhase(int rank, int n, int first_slot) {
-  Phase p;
+void AllToAllPhase(int rank, int n, int first_slot, Phase& p) {
   for (int d = 1; d < n; ++d) {
     p.sends.push_back({Mod(rank + d, n), Mod(rank + d, n), first_slot + d - 1});
     p.recvs.push_back({Mod(rank - d, n), Mod(rank - d, n), false, first_slot + d - 1});
   }
-  return p;
 }
 
 }  // namespace
@@ -104,16 +103,23 @@ int StepPlan::SlotFrom(int rank, size_t c, size_t k, int peer) const {
 }
 
 Phase StepPlan::At(int rank, size_t c, size_t k) const {
+  Phase p;
+  At(rank, c, k, p);
+  return p;
+}
+
+void StepPlan::At(int rank, size_t c, size_t k, Phase& p) const {
+  p.sends.clear();
+  p.recvs.clear();
   const int n = ranks_, slot = first_slot_[c] + static_cast<int>(k), half = n - 1;
   switch (kinds_[c]) {
     case CollectiveKind::kAllReduce:
-      return static_cast<int>(k) < half ? RingPhase(rank, n, static_cast<int>(k), true, 0, slot)
-                                        : RingPhase(rank, n, static_cast<int>(k) - half, false, 1, slot);
-    case CollectiveKind::kReduceScatter: return RingPhase(rank, n, static_cast<int>(k), true, 0, slot);
-    case CollectiveKind::kAllGather: return RingPhase(rank, n, static_cast<int>(k), false, 0, slot);
-    case CollectiveKind::kAllToAll: return AllToAllPhase(rank, n, first_slot_[c]);
+      if (static_cast<int>(k) < half) return RingPhase(rank, n, static_cast<int>(k), true, 0, slot, p);
+      return RingPhase(rank, n, static_cast<int>(k) - half, false, 1, slot, p);
+    case CollectiveKind::kReduceScatter: return RingPhase(rank, n, static_cast<int>(k), true, 0, slot, p);
+    case CollectiveKind::kAllGather: return RingPhase(rank, n, static_cast<int>(k), false, 0, slot, p);
+    case CollectiveKind::kAllToAll: return AllToAllPhase(rank, n, first_slot_[c], p);
   }
-  return {};
 }
 
 }  // namespace mrclab::harness

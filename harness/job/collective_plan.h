@@ -67,6 +67,8 @@ class StepPlan {
   int slots() const { return slots_; }  // landing slots per rank
   // Phase k of collective c at `rank`, with its slots and the receivers' slots.
   Phase At(int rank, size_t c, size_t k) const;
+  // The same into `phase`, whose arrays it reuses (a rank asks once per phase).
+  void At(int rank, size_t c, size_t k, Phase& phase) const;
   // The slot of `rank`'s receive from `peer` in phase k of collective c; -1 if there is none.
   int SlotFrom(int rank, size_t c, size_t k, int peer) const;
   // Per sending peer, how many messages `rank` receives from it in one step.

@@ -62,6 +62,7 @@ struct Workload::QpOwner {
 };
 
 struct Workload::Host {
+  int index = 0;  // in hosts_ and host_state_
   std::string name;
   HostBinding binding;
   std::vector<Rank*> ranks;
@@ -108,7 +109,7 @@ struct Workload::Rank {
   bool phase_sent = false;
   int sends_pending = 0;
   // plan_.At(id, collective, phase), kept while the rank is in that phase: Advance runs after
-  // every completion, and the plan allocates the phase's ops afresh each time it is asked.
+  // every completion. Its arrays are reused from phase to phase (no allocation per phase).
   Phase current;
   size_t current_collective = SIZE_MAX, current_phase = SIZE_MAX;
   std::vector<mrc::Timestamp> started, finished;
@@ -149,6 +150,7 @@ Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, co
   }
   for (size_t h = 0; h < config_.hosts.size(); ++h) {
     auto host = std::make_unique<Host>();
+    host->index = static_cast<int>(h);
     host->name = config_.hosts[h];
     host->binding = bind(static_cast<int>(h));
     // Sized before any rank registers it (hosts may share it).
@@ -156,7 +158,6 @@ Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, co
       host->binding.virtual_landing->resize(slot_bytes_);
     hosts_.push_back(std::move(host));
   }
-  compute_due_.assign(hosts_.size(), mrc::Timestamp::Infinite());
   for (int r = 0; r < n; ++r) {
     auto rank = std::make_unique<Rank>();
     rank->id = r;
@@ -182,7 +183,7 @@ Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, co
     rank_queues_.push_back({rank.get(), rank->cq});
     ranks_.push_back(std::move(rank));
   }
-  for (const auto& h : hosts_) host_contexts_.push_back(h->binding.context);
+  for (const auto& h : hosts_) host_state_.push_back({mrc::Timestamp::Infinite(), h->binding.context, h.get(), 0});
   Connect(lab, qp_config);
 }
 
@@ -254,11 +255,16 @@ std::string Workload::QpName(const Rank& r, int peer, int lane) const {
   return config_.qps_per_peer == 1 ? name : name + "#" + std::to_string(lane);
 }
 
-void Workload::Output(Host& h, WorkloadOutput out) { h.outbox.push_back(std::move(out)); }
+void Workload::Output(Host& h, WorkloadOutput out) {
+  h.outbox.push_back(std::move(out));
+  ++host_state_[static_cast<size_t>(h.index)].outputs;
+}
 
 std::optional<WorkloadOutput> Workload::Poll(int host) {
-  auto& box = hosts_[host]->outbox;
-  if (box.empty()) return std::nullopt;
+  HostState& state = host_state_[static_cast<size_t>(host)];
+  if (state.outputs == 0) return std::nullopt;
+  --state.outputs;
+  auto& box = state.host->outbox;
   WorkloadOutput out = std::move(box.front());
   box.pop_front();
   return out;
@@ -288,12 +294,12 @@ void Workload::BeginStep(int host, uint64_t step, mrc::Timestamp now) {
   UpdateComputeDue(host);
 }
 
-mrc::Timestamp Workload::NextTimeout(int host) const { return compute_due_[host]; }
+mrc::Timestamp Workload::NextTimeout(int host) const { return host_state_[static_cast<size_t>(host)].compute_due; }
 
 void Workload::UpdateComputeDue(int host) {
   mrc::Timestamp next = mrc::Timestamp::Infinite();
   for (const Rank* r : hosts_[host]->ranks) next = mrc::Min(next, r->compute_end);
-  compute_due_[host] = next;
+  host_state_[static_cast<size_t>(host)].compute_due = next;
 }
 
 void Workload::OnTimeout(int host, mrc::Timestamp now) {
@@ -311,7 +317,7 @@ void Workload::OnProgress(int host, mrc::Timestamp now) {
     const RankQueue q = rank_queues_[i];
     while (auto wc = q.cq->Poll()) OnCompletion(*q.rank, *wc, now);
   }
-  mrc::Context& ctx = *host_contexts_[host];
+  mrc::Context& ctx = *host_state_[static_cast<size_t>(host)].context;
   while (auto e = ctx.PollEvent()) {
     Host& h = *hosts_[host];
     if (auto* s = std::get_if<mrc::EvStateChanged>(&*e)) {
@@ -339,12 +345,8 @@ void Workload::Prefetch(int host, int stage) const {
   const RankQueue* queues = &rank_queues_[first];
   if (stage == 0) {
     __builtin_prefetch(queues);
-    __builtin_prefetch(&hosts_[static_cast<size_t>(host)]);
+    __builtin_prefetch(&host_state_[static_cast<size_t>(host)]);
     return;
-  }
-  if (stage == 1) {
-    const Host* h = hosts_[static_cast<size_t>(host)].get();
-    mrc::PrefetchBytes(h, sizeof(Host));
   }
   for (int i = 0; i < config_.ranks_per_host; ++i) {
     const Rank* r = queues[i].rank;
@@ -433,7 +435,7 @@ uint64_t Workload::Retransmissions(const Rank& r) const {
 
 const Phase& Workload::CurrentPhase(Rank& r) const {
   if (r.current_collective != r.collective || r.current_phase != r.phase) {
-    r.current = plan_.At(r.id, r.collective, r.phase);
+    plan_.At(r.id, r.collective, r.phase, r.current);
     r.current_collective = r.collective;
     r.current_phase = r.phase;
   }

@@ -117,9 +117,9 @@ class Workload {
   void OnProgress(int host, mrc::Timestamp now);
   // A hint for a driver that knows a datagram for `host` comes next (OnProgress follows it), so
   // that OnProgress finds in cache what it reads; each stage is called later than the one
-  // before, when that one's lines are there: 0, where the host and its ranks are; 1, them; 2,
-  // what the ranks point at (their phase, their maps of peers, slots and cursors). Changes
-  // nothing.
+  // before, when that one's lines are there: 0, the host's state and where its ranks are; 1, the
+  // ranks; 2, what the ranks point at (their phase, their maps of peers, slots and cursors).
+  // Changes nothing.
   static constexpr int kPrefetchStages = 3;
   void Prefetch(int host, int stage) const;
   std::optional<WorkloadOutput> Poll(int host);
@@ -172,8 +172,6 @@ class Workload {
   std::vector<std::vector<uint8_t>> shared_input_;
   size_t slot_bytes_ = 0;
   std::vector<std::unique_ptr<Host>> hosts_;
-  // Per host: the earliest compute_end of its ranks (NextTimeout, without a walk over them).
-  std::vector<mrc::Timestamp> compute_due_;
   std::vector<std::unique_ptr<Rank>> ranks_;
   // OnProgress runs after every datagram a host receives: what it polls sits in flat arrays
   // (by rank id, the ranks of host h at h * ranks_per_host onward; by host) instead of behind
@@ -183,7 +181,15 @@ class Workload {
     mrc::CompletionQueue* cq;
   };
   std::vector<RankQueue> rank_queues_;
-  std::vector<mrc::Context*> host_contexts_;
+  // By host, what a progress call reads of it besides its ranks: two hosts to a cache line,
+  // and its Host (hosts_[h], then the object) not read unless outputs wait.
+  struct HostState {
+    mrc::Timestamp compute_due = mrc::Timestamp::Infinite();  // its ranks' earliest compute_end
+    mrc::Context* context = nullptr;
+    Host* host = nullptr;
+    size_t outputs = 0;  // in host->outbox
+  };
+  std::vector<HostState> host_state_;
   // Every QP's owner (its rank, peer rank and lane), by the index its receives are posted with
   // as their wr_id: a receive completion finds it without a walk through the host's QP map.
   struct QpOwner;

@@ -78,9 +78,13 @@ constexpr uint32_t kAfterOnes = AfterOnes();
 
 uint32_t Crc32Zeros(uint32_t state, uint64_t count) {
   // Appending one zero byte multiplies the register by x^8: count bytes, by x^(8 count).
+  // One multiplication per bit set: bit b of count is x^(8 * 2^b) = kPowers.p[b + 3].
   const bool clmul = HavePclmul();
-  for (size_t k = 3; count != 0 && state != 0 && k < kPowers.p.size(); ++k, count >>= 1)
-    if (count & 1) state = clmul ? MultiplyModPClmul(kPowers.p[k], state) : MultiplyModP(kPowers.p[k], state);
+  for (; count != 0 && state != 0; count &= count - 1) {
+    const size_t k = 3 + static_cast<size_t>(__builtin_ctzll(count));
+    if (k >= kPowers.p.size()) break;
+    state = clmul ? MultiplyModPClmul(kPowers.p[k], state) : MultiplyModP(kPowers.p[k], state);
+  }
   return state;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 
 #include "mrc/core/icrc.h"
@@ -42,18 +43,33 @@ size_t HeaderBytes(const OpcodeLayout& l) {
          (l.crdt ? kCrdtBytes : 0) + (l.sack ? kSackBytes : 0) + (l.probe ? kProbeBytes : 0);
 }
 
+// Network byte order <-> the host's, for one load or store per field instead of a byte each.
+template <typename T>
+T BigEndian(T v) {
+  if constexpr (std::endian::native == std::endian::big) return v;
+  if constexpr (sizeof(T) == 2) return __builtin_bswap16(v);
+  if constexpr (sizeof(T) == 4) return __builtin_bswap32(v);
+  if constexpr (sizeof(T) == 8) return __builtin_bswap64(v);
+}
+
 class Writer {
  public:
   explicit Writer(uint8_t* p) : p_(p) {}
   void U8(uint8_t v) { *p_++ = v; }
-  void U16(uint16_t v) { U8(v >> 8); U8(v & 0xFF); }
+  void U16(uint16_t v) { Store(v); }
   void U24(uint32_t v) { U8((v >> 16) & 0xFF); U16(v & 0xFFFF); }
-  void U32(uint32_t v) { U16(v >> 16); U16(v & 0xFFFF); }
-  void U64(uint64_t v) { U32(v >> 32); U32(v & 0xFFFFFFFF); }
+  void U32(uint32_t v) { Store(v); }
+  void U64(uint64_t v) { Store(v); }
   void Raw(std::span<const uint8_t> s) { if (!s.empty()) std::memcpy(p_, s.data(), s.size()); p_ += s.size(); }
   void Zeros(size_t n) { std::memset(p_, 0, n); p_ += n; }
   uint8_t* pos() const { return p_; }
  private:
+  template <typename T>
+  void Store(T v) {
+    v = BigEndian(v);
+    std::memcpy(p_, &v, sizeof(v));
+    p_ += sizeof(v);
+  }
   uint8_t* p_;
 };
 
@@ -62,12 +78,19 @@ class Reader {
  public:
   explicit Reader(const uint8_t* p) : p_(p) {}
   uint8_t U8() { return *p_++; }
-  uint16_t U16() { uint16_t hi = U8(); return static_cast<uint16_t>((hi << 8) | U8()); }
+  uint16_t U16() { return Load<uint16_t>(); }
   uint32_t U24() { uint32_t hi = U8(); return (hi << 16) | U16(); }
-  uint32_t U32() { uint32_t hi = U16(); return (hi << 16) | U16(); }
-  uint64_t U64() { uint64_t hi = U32(); return (hi << 32) | U32(); }
+  uint32_t U32() { return Load<uint32_t>(); }
+  uint64_t U64() { return Load<uint64_t>(); }
   const uint8_t* pos() const { return p_; }
  private:
+  template <typename T>
+  T Load() {
+    T v;
+    std::memcpy(&v, p_, sizeof(v));
+    p_ += sizeof(v);
+    return BigEndian(v);
+  }
   const uint8_t* p_;
 };
 

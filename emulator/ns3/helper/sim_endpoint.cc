@@ -6,6 +6,7 @@
 #include "emulator/ns3/model/bucket_scheduler.h"
 #include "mrc/core/prefetch.h"
 #include "mrc/core/wire.h"
+#include "ns3/make-event.h"
 #include "ns3/simulator.h"
 
 namespace mrclab::emulator::sim {
@@ -138,10 +139,16 @@ void SimEndpoint::ArmTimer() {
   // and re-arms for it (most progress pushes the deadline on; an ns-3 event cancelled and
   // scheduled again after every datagram was a third of all events).
   if (next >= armed_at_) return;
-  if (!armed_at_.IsInfinite()) ns3::Simulator::Cancel(timer_);
+  if (!armed_at_.IsInfinite()) {
+    ns3::Simulator::Cancel(timer_);
+    timer_event_ = nullptr;  // a cancelled ns-3 event stays cancelled
+  }
   armed_at_ = next;
   if (next.IsInfinite()) return;
-  timer_ = ns3::Simulator::Schedule(SimDelayUntil(SimStepsAt(next)), &SimEndpoint::OnTimer, this);
+  // One ns-3 event, scheduled again and again while it is not cancelled (an event made afresh
+  // is an allocation).
+  if (!timer_event_) timer_event_ = ns3::Ptr<ns3::EventImpl>(ns3::MakeEvent(&SimEndpoint::OnTimer, this), false);
+  timer_ = ns3::Simulator::Schedule(SimDelayUntil(SimStepsAt(next)), timer_event_);
 }
 
 bool SimEndpoint::Drain(size_t index) {

@@ -32,6 +32,7 @@
 #include "mrc/core/ev_route.h"
 #include "mrc/core/flat_id_map.h"
 #include "ns3/event-id.h"
+#include "ns3/event-impl.h"
 #include "ns3/ptr.h"
 
 namespace mrclab::emulator::sim {
@@ -120,6 +121,7 @@ class SimEndpoint {
   std::function<void()> on_progress_;
   ProgressPrefetch progress_prefetch_{nullptr, nullptr};
   ns3::EventId timer_;
+  ns3::Ptr<ns3::EventImpl> timer_event_;  // what timer_ runs, reused until it is cancelled
   mrc::Timestamp armed_at_ = mrc::Timestamp::Infinite();
   bool flushing_ = false;
   bool blocked_ = false;  // the last Flush stopped at a full NIC: its OnTxSpace resumes it

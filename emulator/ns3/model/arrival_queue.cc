@@ -56,14 +56,15 @@ void ArrivalQueue::Fire() {
     // one before, so that each finds the lines the stage before asked for: the port, the packet
     // and the far end of the kSinkStages-th next; then the far end's stages 0, 1, ... (what it
     // looks up first, what that points at, ...) for the ones after, the last for the next.
-    if (const Arrival* later = calendar_.PeekSortedFront(kSinkStages)) {
-      later->port->Prefetch();
-      mrc::PrefetchBytes(later->node, 2 * mrc::kCacheLineBytes);
-      mrc::PrefetchBytes(later->sink, 2 * mrc::kCacheLineBytes);  // a switch's home table is on its second line
+    const std::span<const Arrival> next = calendar_.SortedFront();
+    if (next.size() > kSinkStages) {
+      const Arrival& later = next[kSinkStages];
+      later.port->Prefetch();
+      mrc::PrefetchBytes(later.node, 2 * mrc::kCacheLineBytes);
+      mrc::PrefetchBytes(later.sink, 2 * mrc::kCacheLineBytes);  // a switch's home table is on its second line
     }
     for (int stage = 0; stage < kSinkStages; ++stage)
-      if (const Arrival* sooner = calendar_.PeekSortedFront(kSinkStages - 1 - stage))
-        sooner->sink->Prefetch(sooner->node->packet, stage);
+      if (const size_t i = kSinkStages - 1 - stage; i < next.size()) next[i].sink->Prefetch(next[i].node->packet, stage);
     a.port->Deliver(a.node, a.seq);
   }
   firing_ = false;

@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <stdexcept>
 #include <vector>
 
@@ -71,13 +72,13 @@ class CalendarQueue {
     if (front_ >= 0 || FindFront()) return &Slot(front_)[front_pos_];
     return far_.empty() ? nullptr : &far_.front();
   }
-  // The item `ahead` places after the earliest if the earliest's bucket is sorted already and
-  // holds it, else null; sorts nothing (for prefetching what the next items point at while the
-  // last one runs).
-  const T* PeekSortedFront(size_t ahead = 0) const {
-    if (front_ < 0) return nullptr;
+  // The earliest items in order, as far as the earliest's bucket is sorted already (empty when
+  // it is not); sorts nothing (for prefetching what the next items point at while the last one
+  // runs). Valid until the next change.
+  std::span<const T> SortedFront() const {
+    if (front_ < 0) return {};
     const std::vector<T>& slot = ring_[SlotIndex(front_)];
-    return front_pos_ + ahead < slot.size() ? &slot[front_pos_ + ahead] : nullptr;
+    return std::span<const T>(slot).subspan(front_pos_);
   }
 
   // Takes out the earliest item. The queue must not be empty.

@@ -50,7 +50,10 @@ class Payload {
   std::span<const uint8_t> operator*() const { return buffer_->Bytes(); }
   // Which buffer it holds (null: none), to tell shared and reused buffers apart.
   const void* get() const { return buffer_; }
-  inline void reset();
+  // Inline for the common case, a moved-from Payload (every hop destroys a few).
+  void reset() {
+    if (buffer_ != nullptr) Release(std::exchange(buffer_, nullptr));
+  }
 
  private:
   friend class PayloadPool;
@@ -78,6 +81,8 @@ class Payload {
     }
   };
   explicit Payload(Buffer* buffer) : buffer_(buffer) {}
+  // Drops a holder's reference: the last one returns the buffer to its pool (or frees it).
+  static inline void Release(Buffer* b);
   Buffer* buffer_ = nullptr;
 };
 
@@ -121,9 +126,8 @@ class PayloadPool {
   Payload::Shared* shared_;
 };
 
-inline void Payload::reset() {
-  Buffer* b = std::exchange(buffer_, nullptr);
-  if (b == nullptr || --b->refs > 0) return;
+inline void Payload::Release(Buffer* b) {
+  if (--b->refs > 0) return;
   Shared* pool = b->pool;
   if (pool == nullptr) {
     delete b;

@@ -40,9 +40,10 @@ class QueuedPacketPool {
     free_.pop_back();
     return node;
   }
-  // Back to the pool (what it holds is released).
+  // Back to the pool (what it holds is released: its payload; the rest is overwritten by the
+  // next Take's owner).
   void Give(QueuedPacket* node) {
-    node->packet = SimPacket{};
+    node->packet.payload.reset();
     node->seq = 0;
     node->next = nullptr;
     node->dropped = false;

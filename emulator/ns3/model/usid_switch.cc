@@ -11,8 +11,10 @@ namespace mrclab::emulator::sim {
 
 namespace {
 
+// fcbb:0::/32, in one 4-byte comparison (every hop asks, some several times).
 bool InUsidBlock(const Ipv6Address& a) {
-  return a[0] == 0xfc && a[1] == 0xbb && a[2] == 0 && a[3] == 0;
+  static constexpr uint8_t kBlock[4] = {0xfc, 0xbb, 0, 0};
+  return std::memcmp(a.data(), kBlock, sizeof(kBlock)) == 0;
 }
 
 // fd00:<P>:<L lo>:<L hi>::1 or ::2 (the only addresses a link subnet uses).
@@ -122,12 +124,11 @@ void UsidSwitch::Receive(SimPacket&& packet) {
 }
 
 void UsidSwitch::Prefetch(const SimPacket& packet, int stage) const {
-  if (!InUsidBlock(packet.dst)) return;
+  if (stage > 1 || !InUsidBlock(packet.dst)) return;  // two are enough: the table entry, then the egress port
   auto home = [&](int byte) -> const Route* {
     const uint16_t usid = Group16(packet.dst, byte);
     return usid >> 12 == home_block_ && (usid & 0xfffu) < home_table_.size() ? &home_table_[usid & 0xfff] : nullptr;
   };
-  if (stage > 1) return;  // two are enough: the table entry, then the egress port
   if (stage == 0) {
     for (int byte : {4, 6})
       if (const Route* route = home(byte)) __builtin_prefetch(route);
