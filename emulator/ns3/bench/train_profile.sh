@@ -3,9 +3,9 @@
 # runs the programs of a tree configured with MRCLAB_PGO=generate on small simulations that
 # take the paths a simulated packet takes (MRC on srv6 EVs with virtual payload, as the scale
 # bench; MRC and RC on udp EVs through a link failure, as drills; the fabric alone under
-# all-to-all load, with queue drops and ECN), so that their profile lands in MRCLAB_PGO_DIR.
+# all-to-all load), so that their profile lands in MRCLAB_PGO_DIR.
 #
-#   emulator/ns3/bench/train_profile.sh TRAIN_BUILD_DIR     (about a minute on one core)
+#   emulator/ns3/bench/train_profile.sh TRAIN_BUILD_DIR     (about 5 s on one core)
 #
 # Exit status: 0 when every run completed, 1 otherwise (a profile of a failed run is not one
 # to build by).
