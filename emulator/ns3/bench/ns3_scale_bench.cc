@@ -19,7 +19,8 @@
 //     (simulate until every rank finished step 0). --stop-after ends the run after a phase.
 //   - The simulation runs on --scheduler (default: sim_scheduler.h's, as drills do).
 //   - While the step runs, a progress line on stderr every --progress-seconds of wall time
-//     (default 60: simulated time, packet-hops).
+//     (default 60: simulated time, packet-hops, and packet-hops per wall second over the whole
+//     step and since the line before, which shows a slow minute of a shared machine as such).
 //   - The heap is on transparent huge pages (huge_page_malloc.h; MRCLAB_HUGE_PAGES=0: not).
 //   - Prints a table, or one JSON object with --json. Exit status 1 if the step did not
 //     complete (a watchdog of 10 simulated seconds) or on a bad argument, 0 otherwise.
@@ -166,6 +167,8 @@ int main(int argc, char** argv) {
               const auto start = Clock::now();
               const auto every = std::chrono::seconds(o.progress_seconds);
               auto next_report = start + every;
+              double last_wall = 0;  // the last progress line's, for the rate since it
+              uint64_t last_hops = fabric->PacketHops();
               while (!done() && ns3::Simulator::Now().GetSeconds() < deadline) {
                 ns3::Simulator::Stop(ns3::MilliSeconds(1));
                 ns3::Simulator::Run();
@@ -173,9 +176,13 @@ int main(int argc, char** argv) {
                   next_report += every;
                   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
                   const uint64_t hops = fabric->PacketHops();
-                  std::fprintf(stderr, "scale bench: step: %.1f s wall, %.1f us simulated, %llu packet-hops (%.0f per wall second)\n",
-                               wall, ns3::Simulator::Now().GetMicroSeconds() * 1.0,
-                               static_cast<unsigned long long>(hops), hops / wall);
+                  std::fprintf(stderr,
+                               "scale bench: step: %.1f s wall, %.1f us simulated, %llu packet-hops (%.0f per wall second; "
+                               "%.0f since the last line)\n",
+                               wall, ns3::Simulator::Now().GetMicroSeconds() * 1.0, static_cast<unsigned long long>(hops),
+                               hops / wall, (hops - last_hops) / (wall - last_wall));
+                  last_wall = wall;
+                  last_hops = hops;
                 }
               }
               return done();
