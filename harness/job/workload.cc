@@ -71,10 +71,10 @@ struct Workload::Host {
 };
 
 struct Workload::Rank {
+  // What a completion and a phase read, first (Prefetch asks for these lines, up to qp_to).
   int id = 0;
   Host* host = nullptr;
   mrc::CompletionQueue* cq = nullptr;
-  std::map<int, std::vector<mrc::Qp*>> qp_to;  // peer rank -> our QPs to it (qps_per_peer lanes)
   // What a send to a peer needs, found by the peer's rank without a walk over qp_to or a read
   // of the peer's Rank (cold lines at thousands of ranks).
   struct PeerLink {
@@ -86,10 +86,7 @@ struct Workload::Rank {
     mrc::Qp* Lane(int lane) const { return lane == 0 ? first_lane : (*lanes)[static_cast<size_t>(lane)]; }
   };
   mrc::FlatIdMap<PeerLink> links;
-  std::vector<std::vector<uint32_t>> data, output;  // per collective
   std::vector<mrc::MemoryRegion> data_mr;
-  std::vector<uint8_t> landing;
-  mrc::MemoryRegion landing_mr;
   // Slots whose pieces landed (all of them: the chunk is there) and were not consumed yet, and
   // whether every piece's checksum matched. (A map, not a vector per slot: a ring step has
   // 2(N-1) slots per rank.)
@@ -112,8 +109,14 @@ struct Workload::Rank {
   // every completion. Its arrays are reused from phase to phase (no allocation per phase).
   Phase current;
   size_t current_collective = SIZE_MAX, current_phase = SIZE_MAX;
+  uint64_t bytes_ok = 0, bytes_bad = 0;
+  std::vector<std::vector<uint32_t>> data, output;  // per collective (empty: virtual payload)
+  std::vector<uint8_t> landing;
+  // Read at setup, at a step's start and end, and for reports.
+  std::map<int, std::vector<mrc::Qp*>> qp_to;  // peer rank -> our QPs to it (qps_per_peer lanes)
+  mrc::MemoryRegion landing_mr;
   std::vector<mrc::Timestamp> started, finished;
-  uint64_t bytes_ok = 0, bytes_bad = 0, retx_at_start = 0;
+  uint64_t retx_at_start = 0;
 };
 
 Workload::Workload(const emulator::ResolvedLab& lab, const JobConfig& config, const QpConfigFn& qp_config,
@@ -344,22 +347,24 @@ void Workload::Prefetch(int host, int stage) const {
   if (first >= rank_queues_.size()) return;
   const RankQueue* queues = &rank_queues_[first];
   if (stage == 0) {
-    __builtin_prefetch(queues);
-    __builtin_prefetch(&host_state_[static_cast<size_t>(host)]);
+    mrc::PrefetchLine(queues);
+    mrc::PrefetchLine(&host_state_[static_cast<size_t>(host)]);
     return;
   }
   for (int i = 0; i < config_.ranks_per_host; ++i) {
     const Rank* r = queues[i].rank;
     if (stage == 1) {
-      mrc::PrefetchBytes(r, sizeof(Rank));
+      mrc::PrefetchSpan(r, &r->qp_to);
       continue;
     }
-    r->landed.Prefetch();
-    r->next_from.Prefetch();
-    r->links.Prefetch();
-    __builtin_prefetch(r->current.sends.data());
-    __builtin_prefetch(r->current.recvs.data());
-    __builtin_prefetch(r->data_mr.data());
+    // Their slots when they fit on two lines (a ring's rank has two peers): a larger map's
+    // whole array costs more lines than the one slot a completion reads.
+    r->landed.Prefetch(2);
+    r->next_from.Prefetch(2);
+    r->links.Prefetch(2);
+    mrc::PrefetchLine(r->current.sends.data());
+    mrc::PrefetchLine(r->current.recvs.data());
+    mrc::PrefetchLine(r->data_mr.data());
   }
 }
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "mrc/core/prefetch.h"
 #include "mrc/core/ring_queue.h"
 
 namespace mrclab::mrc {
@@ -36,7 +37,7 @@ class CompletionQueue {
   bool empty() const { return q_.empty(); }
   // Prefetches the CQ and the slots the next Push and Poll touch (a hint; changes nothing).
   void Prefetch() const {
-    __builtin_prefetch(this);
+    PrefetchLine(this);
     q_.Prefetch();
   }
 

@@ -5,7 +5,7 @@
 namespace mrclab::mrc {
 
 Context::Context(const ContextConfig& config)
-    : elide_zero_payload_(config.elide_zero_payload), rng_(config.seed), memory_(&rng_) {}
+    : rng_(config.seed), elide_zero_payload_(config.elide_zero_payload), memory_(&rng_) {}
 
 MemoryRegion Context::RegisterMemory(std::span<uint8_t> buffer, uint32_t access) {
   return memory_.Register(buffer, access);
@@ -65,7 +65,8 @@ void Context::Prefetch(std::span<const uint8_t> datagram, int stage) const {
     qp = found->get();
   }
   if (stage == 0) return qp->Prefetch();
-  qp->PrefetchState(PeekEv(datagram).value_or(UINT16_MAX));
+  const std::optional<Opcode> op = PeekOpcode(datagram);
+  qp->PrefetchState(PeekEv(datagram).value_or(UINT16_MAX), op == Opcode::kMrcAck || op == Opcode::kRcAck);
 }
 
 std::optional<Transmit> Context::PollTransmit(Timestamp now, std::span<uint8_t> out) {

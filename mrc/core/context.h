@@ -80,9 +80,17 @@ class Context {
   std::optional<Event> PollEvent() { return events_.Pop(); }
 
   const ContextStats& stats() const { return stats_; }
+  // Where what every datagram and poll reads of the Context itself begins: from here to the
+  // Context's end (what only setup reads comes first), for a driver that prefetches it.
+  const void* HotBegin() const { return &elide_zero_payload_; }
 
  private:
-  // What every datagram and poll reads comes first (a few lines, hot together).
+  // Read at setup (and for a QP not among the recent two): the QPs' and CQs' owners, the key
+  // generator.
+  Rng rng_;
+  std::vector<std::unique_ptr<CompletionQueue>> cqs_;
+  FlatIdMap<std::unique_ptr<Qp>> qps_;
+  // What every datagram and poll reads, to the end (a few lines, hot together).
   bool elide_zero_payload_;
   ContextStats stats_;
   // The last two QPs datagrams arrived for (a ring's host gets data on one and ACKs on the
@@ -117,11 +125,8 @@ class Context {
   // Which QPs may send and when the next times out, kept as QPs change (asking each QP on
   // every call was O(QPs) per datagram). NextTimeout brings it up to date, hence mutable.
   mutable QpScheduler scheduler_;
-  Rng rng_;
   MemoryRegistry memory_;
   EventSink events_;
-  std::vector<std::unique_ptr<CompletionQueue>> cqs_;
-  FlatIdMap<std::unique_ptr<Qp>> qps_;
 };
 
 }  // namespace mrclab::mrc

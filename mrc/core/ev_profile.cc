@@ -44,7 +44,7 @@ std::vector<EvDescriptor> MakeEvProfile(int count, int planes) {
 
 EvTable::EvTable(uint32_t qpn, std::vector<EvDescriptor> evs, const EvPolicyConfig& config,
                  EventSink* sink)
-    : qpn_(qpn), config_(config), sink_(sink) {
+    : config_(config), sink_(sink), qpn_(qpn) {
   for (const auto& d : evs) {
     Entry e;
     e.desc = d;

@@ -33,12 +33,12 @@ std::vector<EvDescriptor> MakeEvProfile(int count, int planes);
 struct EvPolicyConfig {
   size_t min_active = 1;
   uint32_t losses_to_bad = 2;           // consecutive losses (no delivery in between)
+  uint32_t probes_to_good = 3;          // probe replies in a row that make an EV GOOD again
   double penalty_rtts = 2.0;            // skip a lossy or slow EV for this many SRTTs
   Duration penalty_floor = Duration::Microseconds(20);
   double high_delay_factor = 3.0;       // EV SRTT above factor x the QP's SRTT: penalize
   Duration probe_interval = Duration::Microseconds(500);
   Duration probe_timeout = Duration::Milliseconds(2);
-  uint32_t probes_to_good = 3;
   // Correlated losses are not path failures. When set, losses charged to an EV within this
   // window of its last counted one count once towards losses_to_bad, and a retransmission
   // timeout that expires packets on several EVs at once charges each with a loss, not a timeout.
@@ -50,7 +50,8 @@ struct EvPolicyConfig {
 };
 
 struct EvCounters {
-  uint64_t tx_data = 0, tx_retransmits = 0, tx_acks = 0, tx_probes = 0, rx_packets = 0;
+  uint64_t tx_data = 0, tx_acks = 0, rx_packets = 0;  // those every packet moves first
+  uint64_t tx_retransmits = 0, tx_probes = 0;
   uint64_t losses = 0, timeouts = 0, probe_replies = 0;
   uint64_t spurious_losses = 0;  // losses taken back: the copy declared lost arrived
 };
@@ -71,24 +72,27 @@ class EvTable {
   size_t size() const { return entries_.size(); }
   // Index of EV `id`, or -1.
   int IndexOf(uint16_t id) const;
-  // Prefetches EV `id`'s entry where MakeEvProfile's profiles have it (a hint; changes nothing).
+  // Prefetches the first line of EV `id`'s entry (all a packet reads) where MakeEvProfile's
+  // profiles have it (a hint; changes nothing).
   void Prefetch(uint16_t id) const {
     if (id >= entries_.size()) return;
-    PrefetchBytes(&entries_[id], 2 * kCacheLineBytes);
+    PrefetchLine(&entries_[id]);
   }
   const EvPolicyConfig& config() const { return config_; }
 
-  struct Entry {
+  // Two lines, the first all that a packet reads and moves (its counters first among them);
+  // the rest on the second, read on losses, probes and EV changes.
+  struct alignas(64) Entry {
     EvDescriptor desc;
     EvState state = EvState::kGood;
     EvReason reason = EvReason::kLoss;  // of the latest transition
     uint32_t consecutive_losses = 0;
-    Timestamp last_counted_loss;  // when consecutive_losses last grew (correlated_loss_window)
     Timestamp penalized_until;
     Duration srtt;
+    EvCounters counters;
+    Timestamp last_counted_loss;  // when consecutive_losses last grew (correlated_loss_window)
     uint32_t probe_successes = 0;
     Timestamp next_probe_at;
-    EvCounters counters;
   };
   Entry& at(size_t i) { return entries_[i]; }
   const Entry& at(size_t i) const { return entries_[i]; }
@@ -123,12 +127,13 @@ class EvTable {
  private:
   void Transition(size_t i, EvState to, EvReason reason, Timestamp now);
 
-  uint32_t qpn_;
+  // 120 bytes: a QP's copy sits on two of the lines every datagram reads.
   std::vector<Entry> entries_;
   EvPolicyConfig config_;
   EventSink* sink_;
-  size_t assumed_bad_ = 0;  // entries in EvState::kAssumedBad
-  size_t denied_ = 0;       // entries in EvState::kDenied
+  uint32_t qpn_;
+  uint32_t assumed_bad_ = 0;  // entries in EvState::kAssumedBad
+  uint32_t denied_ = 0;       // entries in EvState::kDenied
 };
 
 }  // namespace mrclab::mrc

@@ -3,6 +3,9 @@
 #include "mrc/core/qp.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #include "mrc/core/qp_scheduler.h"
 
@@ -26,9 +29,11 @@ std::string_view ToString(WcStatus s) {
 
 Qp::Qp(uint32_t qpn, const QpConfig& config, MemoryRegistry* memory, CompletionQueue* send_cq,
        CompletionQueue* recv_cq, EventSink* events)
-    : qpn_(qpn), memory_(memory), send_cq_(send_cq), recv_cq_(recv_cq), events_(events),
+    : qpn_(qpn), memory_(memory), send_cq_(send_cq), recv_cq_(recv_cq),
       cc_(MakeCongestionControl(config.cc)), evs_(qpn, config.evs, config.ev_policy, events),
-      rtt_(config.rto), config_(config) {
+      rtt_(config.rto), config_(config), events_(events) {
+  if (config_.evs.size() > static_cast<size_t>(INT16_MAX))
+    throw std::invalid_argument("a QP takes at most " + std::to_string(INT16_MAX) + " EVs");
   config_.max_outstanding_packets =
       std::min(config_.max_outstanding_packets, config_.receive_window_packets);
   config_.mtu = std::max<uint32_t>(config_.mtu, 1);
@@ -144,17 +149,21 @@ std::optional<Transmit> Qp::PollTransmit(Timestamp now, std::span<uint8_t> out, 
   return TransmitData(now, out, elide_zeros);
 }
 
-void Qp::PrefetchState(uint16_t ev) const {
-  PrefetchBytes(cc_.get(), 2 * kCacheLineBytes);
+void Qp::PrefetchState(uint16_t ev, bool ack) const {
   evs_.Prefetch(ev);
-  wrs_.Prefetch();
-  sent_.Prefetch();
-  tx_log_.Prefetch();
+  if (ack) {
+    PrefetchBytes(cc_.get(), 2 * kCacheLineBytes);
+    wrs_.Prefetch();
+    sent_.Prefetch();
+    tx_log_.Prefetch();
+    send_cq_->Prefetch();
+    return;
+  }
+  if (!wrs_.empty()) PrefetchBytes(cc_.get(), 2 * kCacheLineBytes);
   recv_wrs_.Prefetch();
   if (rx_) rx_->Prefetch();
   assembler_.Prefetch();
-  send_cq_->Prefetch();
-  if (recv_cq_ != send_cq_) recv_cq_->Prefetch();
+  recv_cq_->Prefetch();
 }
 
 Timestamp Qp::NextTimeout() const {

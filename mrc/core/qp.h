@@ -106,6 +106,7 @@ struct Transmit {
 
 class alignas(64) Qp {
  public:
+  // Throws std::invalid_argument for more than 32,767 EVs (config.evs).
   Qp(uint32_t qpn, const QpConfig& config, MemoryRegistry* memory, CompletionQueue* send_cq,
      CompletionQueue* recv_cq, EventSink* events);
   Qp(const Qp&) = delete;
@@ -165,13 +166,19 @@ class alignas(64) Qp {
   Bytes congestion_window() const { return cc_->window(); }
   Bytes bytes_in_flight() const { return in_flight_; }
   // Hints for a driver that knows which datagram or work request comes next (they change
-  // nothing): Prefetch, the QP's own lines; PrefetchState, once those are there, what a
-  // datagram on EV `ev` goes on to read: its congestion control, the EV's entry (none for an
-  // `ev` it has not) and the next slots of its queues.
+  // nothing): Prefetch, the QP's own lines that a datagram may read (13 of 20: see the
+  // members); PrefetchState, once those are there, what a datagram on EV `ev` goes on to read:
+  // the EV's entry (none for an `ev` it has not) and, for an ACK, the requester's congestion
+  // control and queues (the next slots of its WRs, packets in flight, transmit log and send
+  // CQ); for anything else, the responder's (its receive bitmap, assembler, receives and
+  // receive CQ), and the congestion control only if the QP has work requests of its own.
   void Prefetch() const {
-    PrefetchBytes(this, sizeof(Qp));
+    const auto* self = reinterpret_cast<const char*>(this);
+    PrefetchBytes(self, static_cast<size_t>(reinterpret_cast<const char*>(&stats_) - self));
+    PrefetchLine(&stats_);
+    PrefetchLine(&config_);
   }
-  void PrefetchState(uint16_t ev) const;
+  void PrefetchState(uint16_t ev, bool ack) const;
   size_t outstanding_work_requests() const { return wrs_.size(); }
 
  private:
@@ -205,12 +212,12 @@ class alignas(64) Qp {
     uint64_t tx_seq;
     Timestamp sent_at;
   };
-  struct PendingAck {
-    bool pending = false;     // something to acknowledge
-    bool immediate = false;   // send at the next PollTransmit
+  struct PendingAck {  // 24 bytes
     Timestamp deadline = Timestamp::Infinite();
     uint64_t trigger_psn = 0;
-    int ev_index = -1;
+    int16_t ev_index = -1;    // EV indexes are below 2^15 (EV ids are 16-bit)
+    bool pending = false;     // something to acknowledge
+    bool immediate = false;   // send at the next PollTransmit
     bool ecn = false;
     bool duplicate = false;   // the trigger was a copy already received
     AethCode code = AethCode::kAck;
@@ -261,11 +268,13 @@ class alignas(64) Qp {
   size_t EncodeAck(std::span<uint8_t> out, uint16_t* ev, Timestamp now);
   void OnProbe(Timestamp now, const Packet& p);
 
-  // Members are laid out by use, so that a datagram or a transmission touches 15 of a QP's 22
-  // lines: first what every one reads, on either side of the connection (13 lines), then stats_
-  // and config_, each with its per-packet fields on its first line, then what only losses,
-  // faults and RC mode read. (Prefetch still asks for all of them: prefetching only the 15
-  // measured slower, as it had with 12 of the old layout's 22.)
+  // Members are laid out by use, on 11 lines that every datagram or transmission may read, then
+  // stats_ and config_ (each with its per-packet fields on its first line), then what only
+  // losses, faults and RC mode read. The 11: what both sides of a connection read (5 lines);
+  // the requester's own state; the requester's that a poll or a timeout reads on any QP (2
+  // lines); the responder's that they read on any QP (1 line); the responder's own state. A QP
+  // that is only a requester, or only a responder (a ring's), reads 9 or 10 of them, not all
+  // 11. Prefetch asks for the 11 and the first lines of stats_ and config_: 13 of 20.
   uint32_t qpn_;
   uint32_t remote_qpn_ = 0;
   QpState state_ = QpState::kReset;
@@ -274,7 +283,6 @@ class alignas(64) Qp {
   MemoryRegistry* memory_;
   CompletionQueue* send_cq_;
   CompletionQueue* recv_cq_;
-  EventSink* events_;
   std::unique_ptr<CongestionControl> cc_;
 
   EvTable evs_;
@@ -282,43 +290,45 @@ class alignas(64) Qp {
   RttEstimator rtt_;
   Prober prober_;
 
-  // Requester state.
-  RingQueue<SendWr> wrs_;
-  uint32_t wrs_front_seq_ = 0;  // msg_seq of wrs_.front()
-  uint32_t next_msg_seq_ = 0;
-  uint32_t seg_msg_seq_ = 0;    // first WR not fully segmented
-  uint32_t imm_started_ = 0;
-  uint32_t peer_credit_limit_ = 0;
-  uint32_t since_ack_request_ = 0;
+  // Requester state: its own first, then what polls and timeouts read on every QP.
   RingQueue<SentPacket> sent_;
-  uint64_t sent_base_psn_ = 0;  // lowest unacknowledged PSN
-  uint64_t next_psn_ = 0;
-  RingQueue<TxLogEntry> tx_log_;
-  Bytes in_flight_;
   uint64_t next_tx_seq_ = 1;
   uint64_t rack_tx_seq_ = 0;  // latest-sent transmission known delivered
   Duration rack_rtt_;
-  Timestamp rack_timer_ = Timestamp::Infinite();
   // RFC 8985 §6.2: the reorder window grows by one base window per round trip that proved a
   // loss spurious (up to reorder_window_max_srtts x SRTT) and returns to the base after 16 loss
   // episodes (RACK losses an SRTT apart) without one (every ACK reads the multiplier).
   uint32_t reorder_multiplier_ = 1;
   uint32_t reorder_persist_ = 0;
+  uint32_t next_msg_seq_ = 0;
+  uint32_t imm_started_ = 0;
+  uint32_t peer_credit_limit_ = 0;
+  uint32_t since_ack_request_ = 0;
+  Bytes in_flight_;
   std::set<uint64_t> retransmit_;
+  RingQueue<SendWr> wrs_;
+  uint32_t wrs_front_seq_ = 0;  // msg_seq of wrs_.front()
+  uint32_t seg_msg_seq_ = 0;    // first WR not fully segmented
+  uint64_t sent_base_psn_ = 0;  // lowest unacknowledged PSN
+  uint64_t next_psn_ = 0;
+  RingQueue<TxLogEntry> tx_log_;
+  Timestamp rack_timer_ = Timestamp::Infinite();
 
-  // Responder state.
+  // Responder state: what polls and timeouts read on every QP first, then its own.
+  PendingAck ack_;
+  Timestamp credit_repeat_at_ = Timestamp::Infinite();
+  RingQueue<ProbeReply> probe_replies_;
+  uint32_t recv_posted_total_ = 0;
+  bool credit_dirty_ = false;
   std::optional<ReceiveBitmap> rx_;
   MessageAssembler assembler_;
   RingQueue<uint64_t> recv_wrs_;
-  uint32_t recv_posted_total_ = 0;
-  bool credit_dirty_ = false;
-  PendingAck ack_;
-  Timestamp credit_repeat_at_ = Timestamp::Infinite();
   Duration credit_repeat_interval_;
-  RingQueue<ProbeReply> probe_replies_;
 
   alignas(64) QpStats stats_;    // its first line is per message, the rest per loss or fault
   alignas(64) QpConfig config_;  // likewise
+
+  EventSink* events_;  // read on errors, probe results and EV changes only
 
   // Loss recovery.
   Timestamp reorder_widened_at_;

@@ -19,9 +19,11 @@ namespace mrclab::mrc {
 
 std::optional<Transmit> Qp::TransmitData(Timestamp now, std::span<uint8_t> out, bool elide_zeros) {
   ZeroRun elided;
-  const uint64_t cwnd = cc_->window().count;
+  // The window is read only once there is something to send: a QP that only responds (a ring's
+  // receiving side) polls here after every ACK it sends, and its congestion control is a line
+  // of its own.
   auto window_allows = [&](uint32_t len) {
-    return in_flight_.count == 0 || in_flight_.count + len <= cwnd;
+    return in_flight_.count == 0 || in_flight_.count + len <= cc_->window().count;
   };
 
   if (!retransmit_.empty()) {
@@ -89,7 +91,7 @@ std::optional<Transmit> Qp::TransmitData(Timestamp now, std::span<uint8_t> out, 
   // the requester never waits on the responder's delayed-ACK timer.
   const bool ack_request = ++since_ack_request_ >= config_.ack_request_every || last ||
                            next_psn_ - sent_base_psn_ >= config_.max_outstanding_packets ||
-                           in_flight_.count + config_.mtu > cwnd;
+                           in_flight_.count + config_.mtu > cc_->window().count;
   if (ack_request) since_ack_request_ = 0;
   ++stats_.data_packets_sent;
   ++evs_.at(ev).counters.tx_data;

@@ -143,7 +143,7 @@ void Qp::ScheduleAck(Timestamp now, uint64_t trigger_psn, int ev_index, bool ecn
   // order, the packets declared lost first.
   if (!(ack_.pending && ack_.duplicate)) {
     ack_.trigger_psn = trigger_psn;
-    ack_.ev_index = ev_index;
+    ack_.ev_index = static_cast<int16_t>(ev_index);
     ack_.duplicate = duplicate;
   }
   ack_.pending = true;

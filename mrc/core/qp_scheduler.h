@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -68,14 +69,14 @@ class QpScheduler {
   static constexpr size_t kScanQps = 8;
 
   void SetReady(uint32_t i) {
-    ready_[i >> 6] |= uint64_t{1} << (i & 63);
-    summary_[i >> 12] |= uint64_t{1} << ((i >> 6) & 63);
+    book_->ready_[i >> 6] |= uint64_t{1} << (i & 63);
+    book_->summary_[i >> 12] |= uint64_t{1} << ((i >> 6) & 63);
   }
   void ClearReady(uint32_t i);
   void Queue(uint32_t i) {
-    if (queued_[i]) return;
-    queued_[i] = true;
-    touched_.push_back(i);
+    if (book_->queued_[i]) return;
+    book_->queued_[i] = true;
+    book_->touched_.push_back(i);
   }
   // The first ready index at or after `from`, or kNone.
   size_t NextReady(size_t from) const;
@@ -87,20 +88,23 @@ class QpScheduler {
   void Push(Deadline d);
   Deadline Pop();
 
-  // What a scan reads first; the bookkeeping after it.
+  // What a scan reads; the bookkeeping, from the (kScanQps + 1)-th QP on, in an object of its
+  // own (a scanning scheduler is 40 bytes of the Context's lines every datagram reads, not 250).
+  struct Bookkeeping {
+    std::vector<uint64_t> ready_;    // bit i: QP i is ready
+    std::vector<uint64_t> summary_;  // bit w: ready_[w] is not zero
+    std::vector<bool> queued_;       // in touched_ (its size: the QPs kept so far)
+    std::vector<uint32_t> touched_;  // to be asked their timeout
+    std::vector<Timestamp> deadline_;  // each QP's timeout, as last asked
+    // Every finite deadline_[i] has an entry (at == deadline_[i]); entries whose `at` no longer
+    // is their QP's deadline are stale and skipped when they come up.
+    std::vector<Deadline> heap_;
+    std::vector<uint32_t> due_;   // RunDue's, kept for its capacity
+    std::vector<size_t> walk_;    // MarkDueReady's, likewise
+  };
   std::vector<Qp*> qps_;
-  size_t cursor_ = 0;              // where the next round-robin search starts
-  bool scanning_ = true;           // qps_.size() <= kScanQps: no bookkeeping below
-  std::vector<uint64_t> ready_;    // bit i: QP i is ready
-  std::vector<uint64_t> summary_;  // bit w: ready_[w] is not zero
-  std::vector<bool> queued_;       // in touched_
-  std::vector<uint32_t> touched_;  // to be asked their timeout
-  std::vector<Timestamp> deadline_;  // each QP's timeout, as last asked
-  // Every finite deadline_[i] has an entry (at == deadline_[i]); entries whose `at` no longer
-  // is their QP's deadline are stale and skipped when they come up.
-  std::vector<Deadline> heap_;
-  std::vector<uint32_t> due_;   // RunDue's, kept for its capacity
-  std::vector<size_t> walk_;    // MarkDueReady's, likewise
+  size_t cursor_ = 0;  // where the next round-robin search starts
+  std::unique_ptr<Bookkeeping> book_;  // null while qps_.size() <= kScanQps: scanning
 };
 
 }  // namespace mrclab::mrc

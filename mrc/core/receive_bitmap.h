@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "mrc/core/prefetch.h"
+
 namespace mrclab::mrc {
 
 class ReceiveBitmap {
@@ -29,7 +31,7 @@ class ReceiveBitmap {
   // PSNs the ring holds now (64 up to the window).
   uint64_t ring_packets() const { return mask_ + 1; }
   // Prefetches the word the next PSN's bit is in (a hint; changes nothing).
-  void Prefetch() const { __builtin_prefetch(&words_[(next_ & mask_) >> 6]); }
+  void Prefetch() const { PrefetchLine(&words_[(next_ & mask_) >> 6]); }
 
  private:
   bool Bit(uint64_t psn) const { return words_[(psn & mask_) >> 6] >> (psn & 63) & 1; }

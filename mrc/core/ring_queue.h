@@ -15,16 +15,21 @@
 //   - T must be default-constructible and movable. A popped slot is reset to T{}.
 //   - Growing (a push into a full ring) moves every element, so references and iterators are
 //     invalidated by any push or resize, unlike std::deque's references.
-//   - The first push allocates 4 slots; a full ring doubles. A ring whose last element is
-//     popped keeps its array up to kKeptSlots slots and frees a larger one, so a burst's peak
-//     is not held by an idle QP.
+//   - The first push allocates 4 slots; a full ring doubles, up to 2^31 slots (one more push
+//     throws std::length_error). A ring whose last element is popped keeps its array up to
+//     kKeptSlots slots and frees a larger one, so a burst's peak is not held by an idle QP.
+//   - Its header is 24 bytes (32-bit indexes): a QP holds seven rings, and their headers sit on
+//     the lines every datagram reads.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
 #include <memory>
+#include <stdexcept>
 #include <utility>
+
+#include "mrc/core/prefetch.h"
 
 namespace mrclab::mrc {
 
@@ -33,6 +38,7 @@ class RingQueue {
  public:
   static constexpr size_t kFirstSlots = 4;
   static constexpr size_t kKeptSlots = 64;
+  static constexpr size_t kMaxSlots = size_t{1} << 31;
 
   RingQueue() = default;
   // A moved-from queue is empty.
@@ -85,8 +91,8 @@ class RingQueue {
   // Prefetches the slots the next pop_front and push_back touch (a hint; changes nothing).
   void Prefetch() const {
     if (!slots_) return;
-    __builtin_prefetch(&slots_[head_]);
-    __builtin_prefetch(&slots_[(head_ + size_) & mask_]);
+    PrefetchLine(&slots_[head_]);
+    PrefetchLine(&slots_[(head_ + size_) & mask_]);
   }
 
   template <typename Q, typename V>
@@ -122,19 +128,20 @@ class RingQueue {
     }
   }
   void Grow(size_t need) {
+    if (need > kMaxSlots) throw std::length_error("RingQueue: more than 2^31 slots");
     size_t slots = capacity() == 0 ? kFirstSlots : capacity();
     while (slots < need) slots *= 2;
     auto grown = std::make_unique<T[]>(slots);
     for (size_t i = 0; i < size_; ++i) grown[i] = std::move((*this)[i]);
     slots_ = std::move(grown);
     head_ = 0;
-    mask_ = slots - 1;
+    mask_ = static_cast<uint32_t>(slots - 1);
   }
 
   std::unique_ptr<T[]> slots_;
-  size_t mask_ = 0;  // slots - 1 once allocated
-  size_t head_ = 0;
-  size_t size_ = 0;
+  uint32_t mask_ = 0;  // slots - 1 once allocated
+  uint32_t head_ = 0;
+  uint32_t size_ = 0;
 };
 
 }  // namespace mrclab::mrc

@@ -304,6 +304,11 @@ std::optional<Packet> Decode(std::span<const uint8_t> in, ParseError* error, Zer
   return p;
 }
 
+std::optional<Opcode> PeekOpcode(std::span<const uint8_t> datagram) {
+  if (datagram.size() < kBthBytes) return std::nullopt;
+  return static_cast<Opcode>(datagram[0]);
+}
+
 std::optional<uint32_t> PeekDestQp(std::span<const uint8_t> datagram) {
   if (datagram.size() < kBthBytes) return std::nullopt;
   return uint32_t{datagram[5]} << 16 | uint32_t{datagram[6]} << 8 | datagram[7];

@@ -171,8 +171,10 @@ size_t Encode(const Packet& p, std::span<uint8_t> out, ZeroRun* elided = nullptr
 // packet's payload_zeros.
 std::optional<Packet> Decode(std::span<const uint8_t> in, ParseError* error = nullptr, ZeroRun elided = {});
 
-// A datagram's destination QP and (if its opcode has an MRCETH) EV, read from where they sit
-// without any check (for cache hints ahead of Decode): nullopt when it is too short for them.
+// A datagram's opcode, destination QP and (if its opcode has an MRCETH) EV, read from where
+// they sit without any check (for cache hints ahead of Decode): nullopt when it is too short
+// for them.
+std::optional<Opcode> PeekOpcode(std::span<const uint8_t> datagram);
 std::optional<uint32_t> PeekDestQp(std::span<const uint8_t> datagram);
 std::optional<uint16_t> PeekEv(std::span<const uint8_t> datagram);
 

@@ -37,7 +37,7 @@ int64_t SimStepsAt(mrc::Timestamp at) {
 
 SimEndpoint::SimEndpoint(ns3::Ptr<SimFabric> fabric, std::string host, const std::vector<mrc::EndpointPort>& ports,
                          mrc::EvMode mode, const mrc::ContextConfig& context)
-    : fabric_(std::move(fabric)), host_(std::move(host)), mode_(mode), context_(Eliding(context)) {
+    : host_(std::move(host)), mode_(mode), context_(Eliding(context)), fabric_(std::move(fabric)) {
   if (ports.size() > 32) throw std::invalid_argument(host_ + " has more than 32 NIC ports");
   for (const auto& p : ports) {
     ports_.push_back({p.plane, ParseIpv6Address(p.local_address), &fabric_->Nic(host_, p.plane), {}});
@@ -88,9 +88,9 @@ void SimEndpoint::Prefetch(const void* self, const SimPacket& packet, int stage)
   const auto* endpoint = static_cast<const SimEndpoint*>(self);
   if (!packet.payload) return;
   if (stage == 0) {
-    // All of it: a datagram's way through reads most of its lines (the Context's recent QPs,
-    // scheduler and memory registry, the routes, the timer, the stats).
-    mrc::PrefetchBytes(endpoint, sizeof(SimEndpoint));
+    // What a datagram's way through reads: the Context's recent QPs, scheduler, memory
+    // registry and events, the progress hook, the timer, the recent routes, the stats.
+    mrc::PrefetchSpan(endpoint->context_.HotBegin(), endpoint + 1);
     mrc::PrefetchBytes(packet.payload.get(), 2 * mrc::kCacheLineBytes);
     return;
   }
@@ -108,7 +108,10 @@ void SimEndpoint::PrefetchRoutes(std::span<const uint8_t> datagram) const {
   for (const RecentRoutes& recent : recent_routes_)
     if (recent.qpn == *qpn) routes = recent.routes;  // found without a probe of routes_
   if (routes.empty()) routes = StoredRoutes(*qpn);
-  mrc::PrefetchBytes(routes.data(), routes.size_bytes());
+  // The route of the datagram's EV (an ACK answers on the EV the data came by; MakeEvProfile's
+  // EV ids are their indexes): one line, not all of the QP's routes.
+  if (const std::optional<uint16_t> ev = mrc::PeekEv(datagram); ev && *ev < routes.size())
+    mrc::PrefetchLine(&routes[*ev]);
 }
 
 void SimEndpoint::OnTimer() {

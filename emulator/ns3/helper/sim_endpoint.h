@@ -104,7 +104,7 @@ class SimEndpoint {
   // QP qpn's routes (by EV); empty when it has none. RoutesOf keeps the last two at hand.
   std::span<const Route> RoutesOf(uint32_t qpn);
   std::span<const Route> StoredRoutes(uint32_t qpn) const;  // from routes_, without the recent two
-  // Prefetches the routes of the QP `datagram` is for.
+  // Prefetches the route by which the QP `datagram` is for answers it (the datagram's EV).
   void PrefetchRoutes(std::span<const uint8_t> datagram) const;
   // Moves port's backlog into its NIC while it fits; true if the port can take more now
   // (backlog empty, NIC below half its buffer). Keeps the port's bit in unsure_ports_.
@@ -112,12 +112,15 @@ class SimEndpoint {
   Port* PortOf(int plane);
   size_t IndexOf(const Port& port) const { return static_cast<size_t>(&port - ports_.data()); }
 
-  ns3::Ptr<SimFabric> fabric_;
+  // Read at setup, or when a port may be full, or for a QP not among the recent two.
   std::string host_;
   mrc::EvMode mode_;
-  mrc::Context context_;
   std::vector<Port> ports_;  // filled once by the constructor: Routes point into it
   mrc::FlatIdMap<std::vector<Route>> routes_;  // by QPN
+  // What a datagram's way through reads, from the Context's hot part (Context::HotBegin) to the
+  // end: Prefetch asks for that span.
+  mrc::Context context_;
+  ns3::Ptr<SimFabric> fabric_;
   std::function<void()> on_progress_;
   ProgressPrefetch progress_prefetch_{nullptr, nullptr};
   ns3::EventId timer_;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "emulator/ns3/model/ecmp_hash.h"
+#include "mrc/core/prefetch.h"
 
 namespace mrclab::emulator::sim {
 
@@ -131,7 +132,7 @@ void UsidSwitch::Prefetch(const SimPacket& packet, int stage) const {
   };
   if (stage == 0) {
     for (int byte : {4, 6})
-      if (const Route* route = home(byte)) __builtin_prefetch(route);
+      if (const Route* route = home(byte)) mrc::PrefetchLine(route);
     return;
   }
   const Route* route = home(4);
