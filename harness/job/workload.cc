@@ -75,6 +75,10 @@ struct Workload::Rank {
   int id = 0;
   Host* host = nullptr;
   mrc::CompletionQueue* cq = nullptr;
+  // Where the last send and receive went (hints for Prefetch: the next are most likely the same).
+  int send_peer_hint = 0;
+  uint32_t send_lkey_hint = 0;
+  uint64_t recv_owner_hint = 0;  // the last receive completion's wr_id (an index of qp_owners_)
   // What a send to a peer needs, found by the peer's rank without a walk over qp_to or a read
   // of the peer's Rank (cold lines at thousands of ranks).
   struct PeerLink {
@@ -357,11 +361,14 @@ void Workload::Prefetch(int host, int stage) const {
       mrc::PrefetchSpan(r, &r->qp_to);
       continue;
     }
-    // Their slots when they fit on two lines (a ring's rank has two peers): a larger map's
-    // whole array costs more lines than the one slot a completion reads.
+    // Their slots when they fit on a few lines (a ring's rank has two peers): a larger map's
+    // whole array costs more lines than the one slot a completion reads. The slots the last
+    // send and receive read, and the memory key the next send checks.
     r->landed.Prefetch(2);
-    r->next_from.Prefetch(2);
-    r->links.Prefetch(2);
+    r->next_from.Prefetch(3);
+    r->links.PrefetchSlot(static_cast<uint32_t>(r->send_peer_hint));
+    if (r->recv_owner_hint < qp_owners_.size()) mrc::PrefetchBytes(&qp_owners_[r->recv_owner_hint], sizeof(QpOwner));
+    host_state_[static_cast<size_t>(host)].context->PrefetchMemory(r->send_lkey_hint);
     mrc::PrefetchLine(r->current.sends.data());
     mrc::PrefetchLine(r->current.recvs.data());
     mrc::PrefetchLine(r->data_mr.data());
@@ -400,6 +407,7 @@ void Workload::OnCompletion(Rank& r, const mrc::Completion& wc, mrc::Timestamp n
       r.bytes_bad += wc.byte_len;
     }
     if (owner) owner->qp->PostRecv(wc.wr_id);
+    r.recv_owner_hint = wc.wr_id;
   } else {
     --r.sends_pending;
   }
@@ -460,7 +468,8 @@ void Workload::PostSends(Rank& r, const Phase& phase, mrc::Timestamp now) {
       const size_t from = InputOffset(c, s.chunk) + (virtual_payload ? 0 : piece.offset);
       mrc::WriteRequest wr;
       wr.wr_id = r.step;
-      wr.lkey = r.data_mr[c].lkey;
+      wr.lkey = r.send_lkey_hint = r.data_mr[c].lkey;
+      r.send_peer_hint = s.peer;
       wr.local_addr = r.data_mr[c].va + from;
       wr.length = static_cast<uint32_t>(piece.bytes);
       wr.remote_addr = link->landing_va + LandingOffset(s.remote_slot) + (virtual_payload ? 0 : piece.offset);

@@ -55,18 +55,28 @@ void Context::OnDatagram(Timestamp now, std::span<const uint8_t> datagram, const
   qp->OnPacket(now, *packet, info.ecn_ce);
 }
 
+const Qp* Context::PeekQp(uint32_t qpn) const {
+  if (const Qp* qp = recent_qps_.Peek(qpn)) return qp;
+  const std::unique_ptr<Qp>* found = qps_.Find(qpn);
+  return found ? found->get() : nullptr;
+}
+
 void Context::Prefetch(std::span<const uint8_t> datagram, int stage) const {
   const std::optional<uint32_t> qpn = PeekDestQp(datagram);
   if (!qpn) return;
-  const Qp* qp = recent_qps_.Peek(*qpn);
-  if (qp == nullptr) {
-    const std::unique_ptr<Qp>* found = qps_.Find(*qpn);
-    if (found == nullptr) return;
-    qp = found->get();
+  const Qp* qp = PeekQp(*qpn);
+  if (qp == nullptr) return;
+  if (stage == 0) {
+    qp->Prefetch();
+    scheduler_.PrefetchScanned(0, qp);
+    return;
   }
-  if (stage == 0) return qp->Prefetch();
   const std::optional<Opcode> op = PeekOpcode(datagram);
   qp->PrefetchState(PeekEv(datagram).value_or(UINT16_MAX), op == Opcode::kMrcAck || op == Opcode::kRcAck);
+  // The other QPs a poll asks (a scanning scheduler asks each after every datagram), and the
+  // memory entry a Write's first packet resolves.
+  scheduler_.PrefetchScanned(1, qp);
+  if (const std::optional<uint32_t> rkey = PeekRkey(datagram)) memory_.PrefetchRemote(*rkey);
 }
 
 std::optional<Transmit> Context::PollTransmit(Timestamp now, std::span<uint8_t> out) {

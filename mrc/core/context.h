@@ -66,6 +66,8 @@ class Context {
   // The QP gets a fresh random QPN and a random initial PSN unless config.initial_psn is nonzero.
   Qp& CreateQp(QpConfig config, CompletionQueue& send_cq, CompletionQueue& recv_cq);
   Qp* FindQp(uint32_t qpn);
+  // The same without moving anything: the recent two first, for prefetching drivers.
+  const Qp* PeekQp(uint32_t qpn) const;
   std::vector<Qp*> Qps() const { return scheduler_.Qps(); }
 
   void OnDatagram(Timestamp now, std::span<const uint8_t> datagram, const DatagramInfo& info = {});
@@ -83,6 +85,8 @@ class Context {
   // Where what every datagram and poll reads of the Context itself begins: from here to the
   // Context's end (what only setup reads comes first), for a driver that prefetches it.
   const void* HotBegin() const { return &elide_zero_payload_; }
+  // A hint for a driver whose next work request will name local key `lkey` (changes nothing).
+  void PrefetchMemory(uint32_t lkey) const { memory_.PrefetchLocal(lkey); }
 
  private:
   // Read at setup (and for a QP not among the recent two): the QPs' and CQs' owners, the key

@@ -17,6 +17,8 @@ namespace mrclab::mrc {
 class SprayingSelector {
  public:
   std::optional<size_t> Pick(const EvTable& table, Timestamp now, int exclude = -1);
+  // Where the next Pick starts looking (an index of the table, before the modulo).
+  size_t cursor() const { return cursor_; }
 
  private:
   size_t cursor_ = 0;

@@ -69,6 +69,12 @@ class FlatIdMap {
     PrefetchBytes(slots_.data(), bytes);
   }
 
+  // Prefetches the slot where id's probe run starts (where a Find of it most likely ends).
+  void PrefetchSlot(uint32_t id) const {
+    if (slots_.empty()) return;
+    PrefetchBytes(&slots_[Home(id)], sizeof(Slot));
+  }
+
  private:
   struct Slot {
     uint32_t id = 0;

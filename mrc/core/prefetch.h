@@ -6,6 +6,8 @@
 // Built with -DMRCLAB_PREFETCH_AS_LOADS (CMake option MRCLAB_PREFETCH_AS_LOADS), every hint is
 // a load instead, so that a cache simulator without prefetches (cachegrind) counts the lines a
 // run fetches, read or only asked for (emulator/ns3/PERFORMANCE.md). Not for timing.
+// Built with -DMRCLAB_PREFETCH_NONE (CMAKE_CXX_FLAGS), every hint is nothing, to time what the
+// hints buy.
 #pragma once
 
 #include <cstddef>
@@ -18,6 +20,8 @@ inline constexpr size_t kCacheLineBytes = 64;
 inline void PrefetchLine(const void* line) {
 #ifdef MRCLAB_PREFETCH_AS_LOADS
   if (line != nullptr) (void)*static_cast<const volatile char*>(line);
+#elif defined(MRCLAB_PREFETCH_NONE)
+  (void)line;
 #else
   __builtin_prefetch(line);
 #endif

@@ -179,6 +179,9 @@ class alignas(64) Qp {
     PrefetchLine(&config_);
   }
   void PrefetchState(uint16_t ev, bool ack) const;
+  // The EV index the next new packet most likely leaves on (where the spraying cursor points;
+  // a hint for prefetching its route, 0 without EVs).
+  uint16_t NextEvHint() const { return evs_.size() == 0 ? 0 : static_cast<uint16_t>(selector_.cursor() % evs_.size()); }
   size_t outstanding_work_requests() const { return wrs_.size(); }
 
  private:

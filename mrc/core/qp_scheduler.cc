@@ -63,6 +63,13 @@ void QpScheduler::MarkDueReady(Timestamp now) {
   }
 }
 
+void QpScheduler::PrefetchScanned(int stage, const Qp* skip) const {
+  if (book_ || qps_.empty()) return;
+  if (stage == 0) return PrefetchBytes(qps_.data(), qps_.size() * sizeof(Qp*));
+  for (const Qp* qp : qps_)
+    if (qp != skip) qp->Prefetch();
+}
+
 std::optional<Transmit> QpScheduler::PollTransmit(Timestamp now, std::span<uint8_t> out, bool elide_zeros) {
   if (!book_) {
     const size_t n = qps_.size();

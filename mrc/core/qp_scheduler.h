@@ -47,6 +47,10 @@ class QpScheduler {
   // The packet of the first ready QP, from the round-robin cursor on, that has one (the
   // cursor then moves past it); QPs asked that had none are no longer ready.
   std::optional<Transmit> PollTransmit(Timestamp now, std::span<uint8_t> out, bool elide_zeros);
+  // A hint for a driver that knows a datagram comes: while the scheduler scans (up to kScanQps
+  // QPs), stage 0 prefetches its list of QPs and stage 1 their lines (but `skip`'s), since the
+  // next PollTransmit and NextTimeout ask each of them. Changes nothing.
+  void PrefetchScanned(int stage, const Qp* skip) const;
   // Every QP, in the order added.
   const std::vector<Qp*>& Qps() const { return qps_; }
   // The earliest deadline of any QP (Infinite if none).

@@ -321,4 +321,15 @@ std::optional<uint16_t> PeekEv(std::span<const uint8_t> datagram) {
   return static_cast<uint16_t>(datagram[kBthBytes] << 8 | datagram[kBthBytes + 1]);
 }
 
+std::optional<uint32_t> PeekRkey(std::span<const uint8_t> datagram) {
+  if (datagram.size() < kBthBytes) return std::nullopt;
+  const OpcodeLayout* layout = LayoutOf(static_cast<Opcode>(datagram[0]));
+  if (!layout || !layout->reth) return std::nullopt;
+  const size_t at = kBthBytes + (layout->mrceth ? kMrcethBytes : 0) + (layout->mdeth ? kMdethBytes : 0) + 8;
+  if (datagram.size() < at + 4) return std::nullopt;
+  uint32_t rkey;
+  std::memcpy(&rkey, datagram.data() + at, sizeof rkey);
+  return BigEndian(rkey);
+}
+
 }  // namespace mrclab::mrc

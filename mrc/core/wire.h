@@ -177,6 +177,8 @@ std::optional<Packet> Decode(std::span<const uint8_t> in, ParseError* error = nu
 std::optional<Opcode> PeekOpcode(std::span<const uint8_t> datagram);
 std::optional<uint32_t> PeekDestQp(std::span<const uint8_t> datagram);
 std::optional<uint16_t> PeekEv(std::span<const uint8_t> datagram);
+// The RETH's rkey of a datagram that carries one (the first packet of a Write).
+std::optional<uint32_t> PeekRkey(std::span<const uint8_t> datagram);
 
 // 24-bit PSN helpers: the core counts packets with 64-bit sequence numbers and puts the low
 // 24 bits on the wire; Unwrap picks the 64-bit value nearest to `reference`.

@@ -194,10 +194,13 @@ TEST(WireTest, PeeksTheDecodedQpAndEvAndNothingPastTheInput) {
     EXPECT_EQ(PeekDestQp(bytes), decoded->bth.dest_qp) << LayoutOf(p.bth.opcode)->name;
     EXPECT_EQ(PeekEv(bytes), decoded->mrceth ? std::optional<uint16_t>(decoded->mrceth->ev) : std::nullopt)
         << LayoutOf(p.bth.opcode)->name;
+    EXPECT_EQ(PeekRkey(bytes), decoded->reth ? std::optional<uint32_t>(decoded->reth->rkey) : std::nullopt)
+        << LayoutOf(p.bth.opcode)->name;
     for (size_t n = 0; n < kBthBytes + kMrcethBytes; ++n) {
       std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));  // ASan sees overreads
       EXPECT_EQ(PeekDestQp(cut).has_value(), n >= kBthBytes);
       EXPECT_FALSE(PeekEv(cut));
+      EXPECT_FALSE(PeekRkey(cut));
     }
   }
 }

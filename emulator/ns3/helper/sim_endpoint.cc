@@ -67,8 +67,9 @@ void SimEndpoint::SetRoutes(uint32_t qpn, const std::vector<mrc::EvRoute>& route
   for (const auto& r : routes) {
     Port* port = PortOf(r.plane);
     if (!port) throw std::invalid_argument(host_ + " has no port in plane " + std::to_string(r.plane));
-    out.push_back({port, ParseIpv6Address(r.destination),
-                   mode_ == mrc::EvMode::kUdp ? r.udp_source_port : kRoceV2Port});
+    out.push_back({port->nic, ParseIpv6Address(r.destination),
+                   mode_ == mrc::EvMode::kUdp ? r.udp_source_port : kRoceV2Port,
+                   static_cast<uint8_t>(port - ports_.data())});
   }
   routes_.Put(qpn, std::move(out));
   recent_routes_ = {};
@@ -97,21 +98,51 @@ void SimEndpoint::Prefetch(const void* self, const SimPacket& packet, int stage)
   const std::span<const uint8_t> datagram = *packet.payload;
   if (stage - 1 < mrc::Context::kPrefetchStages) endpoint->context_.Prefetch(datagram, stage - 1);
   if (endpoint->progress_prefetch_.fn) endpoint->progress_prefetch_.fn(endpoint->progress_prefetch_.self, stage - 1);
-  // The routes of the QP the datagram is for: its answer (an ACK) leaves on one of them.
-  if (stage == 1) endpoint->PrefetchRoutes(datagram);
+  endpoint->PrefetchSends(datagram, stage);
 }
 
-void SimEndpoint::PrefetchRoutes(std::span<const uint8_t> datagram) const {
+std::span<const SimEndpoint::Route> SimEndpoint::PeekRoutes(uint32_t qpn) const {
+  for (const RecentRoutes& recent : recent_routes_)
+    if (recent.qpn == qpn && !recent.routes.empty()) return recent.routes;  // without a probe of routes_
+  return StoredRoutes(qpn);
+}
+
+void SimEndpoint::PrefetchSendPath(const Route& route) const {
+  mrc::PrefetchLine(&ports_[route.port]);
+  route.nic->Prefetch();
+}
+
+void SimEndpoint::PrefetchSends(std::span<const uint8_t> datagram, int stage) const {
   const std::optional<uint32_t> qpn = mrc::PeekDestQp(datagram);
   if (!qpn) return;
-  std::span<const Route> routes;
-  for (const RecentRoutes& recent : recent_routes_)
-    if (recent.qpn == *qpn) routes = recent.routes;  // found without a probe of routes_
-  if (routes.empty()) routes = StoredRoutes(*qpn);
-  // The route of the datagram's EV (an ACK answers on the EV the data came by; MakeEvProfile's
-  // EV ids are their indexes): one line, not all of the QP's routes.
-  if (const std::optional<uint16_t> ev = mrc::PeekEv(datagram); ev && *ev < routes.size())
-    mrc::PrefetchLine(&routes[*ev]);
+  // The answer: an ACK leaves on the route of the EV the data came by (MakeEvProfile's EV ids
+  // are their indexes); an ACK itself is not answered. One route's line, then its path.
+  const std::optional<mrc::Opcode> op = mrc::PeekOpcode(datagram);
+  const bool ack = op == mrc::Opcode::kMrcAck || op == mrc::Opcode::kRcAck;
+  if (!ack && stage <= 2) {
+    const std::span<const Route> routes = PeekRoutes(*qpn);
+    if (const std::optional<uint16_t> ev = mrc::PeekEv(datagram); ev && *ev < routes.size())
+      stage == 1 ? mrc::PrefetchLine(&routes[*ev]) : PrefetchSendPath(routes[*ev]);
+  }
+  // The next data packet: the sending QP's lines (unless the datagram is for it: the Context
+  // asks for those), then the route its spraying cursor points at and that QP's state for a
+  // send, then that route's path.
+  if (data_qpn_ == 0) return;
+  const mrc::Qp* sender = context_.PeekQp(data_qpn_);
+  if (sender == nullptr) return;
+  if (stage == 1) {
+    if (data_qpn_ != *qpn) sender->Prefetch();
+    return;
+  }
+  const std::span<const Route> routes = PeekRoutes(data_qpn_);
+  const uint16_t ev = sender->NextEvHint();
+  if (ev >= routes.size()) return;
+  if (stage == 2) {
+    mrc::PrefetchLine(&routes[ev]);
+    if (data_qpn_ != *qpn) sender->PrefetchState(ev, true);
+  } else if (stage == 3) {
+    PrefetchSendPath(routes[ev]);
+  }
 }
 
 void SimEndpoint::OnTimer() {
@@ -199,8 +230,11 @@ void SimEndpoint::Flush() {
       continue;
     }
     const Route& route = routes[tx->ev];
+    Port& port = ports_[route.port];
+    if (const auto op = mrc::PeekOpcode(buffer.first(tx->length)); op != mrc::Opcode::kMrcAck && op != mrc::Opcode::kRcAck)
+      data_qpn_ = tx->qpn;
     SimPacket packet;
-    packet.src = route.port->address;
+    packet.src = port.address;
     packet.dst = route.destination;
     packet.src_port = route.src_port;
     // Zeros the core left out (a virtual payload) travel as a run, not as bytes.
@@ -209,9 +243,8 @@ void SimEndpoint::Flush() {
     packet.zero_run_at = tx->elided.at;
     packet.zero_run_bytes = tx->elided.bytes;
     ++stats_.tx_datagrams;
-    Port& port = *route.port;
-    SimPort& nic = *port.nic;
-    const size_t index = IndexOf(port);
+    SimPort& nic = *route.nic;
+    const size_t index = route.port;
     const uint32_t bit = uint32_t{1} << index;
     // Leave the rest in the transport (its window and pacing) while this NIC is busy: from
     // half its buffer on, the same mark at which the port calls OnTxSpace when it drains.

@@ -85,15 +85,17 @@ class SimEndpoint {
     SimPort* nic = nullptr;  // the fabric's port for this host and plane
     std::deque<SimPacket> backlog;  // sent by the core, waiting for room in the NIC
   };
-  struct Route {
-    Port* port = nullptr;
+  struct Route {  // 32 bytes: two to a line
+    SimPort* nic = nullptr;  // ports_[port].nic, read without the Port's line
     Ipv6Address destination{};
     uint16_t src_port = 0;
+    uint8_t port = 0;  // index in ports_
   };
   void OnReceive(int plane, SimPacket&& packet);
   // The fabric's ReceiverPrefetch: stage 0, this endpoint and the datagram's bytes; stage 1, the
-  // QP the datagram is for (Context::Prefetch stage 0) and its routes; stage 2, what the QP
-  // points at (Context::Prefetch stage 1); from stage 1 on, the progress callback's stages.
+  // QP the datagram is for (Context::Prefetch stage 0); stage 2, what the QP points at
+  // (Context::Prefetch stage 1); from stage 1 on, the progress callback's stages and the send
+  // path (PrefetchSends).
   static void Prefetch(const void* self, const SimPacket& packet, int stage);
   void OnTimer();
   // When the core's next timeout is due (infinite while it must wait for NIC room).
@@ -104,22 +106,29 @@ class SimEndpoint {
   // QP qpn's routes (by EV); empty when it has none. RoutesOf keeps the last two at hand.
   std::span<const Route> RoutesOf(uint32_t qpn);
   std::span<const Route> StoredRoutes(uint32_t qpn) const;  // from routes_, without the recent two
-  // Prefetches the route by which the QP `datagram` is for answers it (the datagram's EV).
-  void PrefetchRoutes(std::span<const uint8_t> datagram) const;
+  // The routes of qpn without moving the recent two (empty when it has none).
+  std::span<const Route> PeekRoutes(uint32_t qpn) const;
+  // Prefetches what a send on `route` reads: its endpoint port's first line and its NIC.
+  void PrefetchSendPath(const Route& route) const;
+  // Prefetches, in stages 1 to 3, what the datagram's answer (an ACK, on the datagram's EV) and
+  // the next data send (on the QP that sent data last, from its spraying cursor's EV) read.
+  void PrefetchSends(std::span<const uint8_t> datagram, int stage) const;
   // Moves port's backlog into its NIC while it fits; true if the port can take more now
   // (backlog empty, NIC below half its buffer). Keeps the port's bit in unsure_ports_.
   bool Drain(size_t index);
   Port* PortOf(int plane);
-  size_t IndexOf(const Port& port) const { return static_cast<size_t>(&port - ports_.data()); }
 
   // Read at setup, or when a port may be full, or for a QP not among the recent two.
   std::string host_;
   mrc::EvMode mode_;
-  std::vector<Port> ports_;  // filled once by the constructor: Routes point into it
   mrc::FlatIdMap<std::vector<Route>> routes_;  // by QPN
   // What a datagram's way through reads, from the Context's hot part (Context::HotBegin) to the
   // end: Prefetch asks for that span.
   mrc::Context context_;
+  std::vector<Port> ports_;  // filled once by the constructor (Routes name them by index)
+  // The QP of the last data packet sent (0: none yet): a ring's host sends its data on one
+  // QP, whatever the datagram that makes it send next was for.
+  uint32_t data_qpn_ = 0;
   ns3::Ptr<SimFabric> fabric_;
   std::function<void()> on_progress_;
   ProgressPrefetch progress_prefetch_{nullptr, nullptr};
