@@ -71,8 +71,7 @@ void Context::Prefetch(std::span<const uint8_t> datagram, int stage) const {
     scheduler_.PrefetchScanned(0, qp);
     return;
   }
-  const std::optional<Opcode> op = PeekOpcode(datagram);
-  qp->PrefetchState(PeekEv(datagram).value_or(UINT16_MAX), op == Opcode::kMrcAck || op == Opcode::kRcAck);
+  qp->PrefetchState(PeekEv(datagram).value_or(UINT16_MAX), IsAck(PeekOpcode(datagram)));
   // The other QPs a poll asks (a scanning scheduler asks each after every datagram), and the
   // memory entry a Write's first packet resolves.
   scheduler_.PrefetchScanned(1, qp);

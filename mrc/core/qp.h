@@ -173,8 +173,7 @@ class alignas(64) Qp {
   // CQ); for anything else, the responder's (its receive bitmap, assembler, receives and
   // receive CQ), and the congestion control only if the QP has work requests of its own.
   void Prefetch() const {
-    const auto* self = reinterpret_cast<const char*>(this);
-    PrefetchBytes(self, static_cast<size_t>(reinterpret_cast<const char*>(&stats_) - self));
+    PrefetchSpan(this, &stats_);
     PrefetchLine(&stats_);
     PrefetchLine(&config_);
   }

@@ -175,6 +175,8 @@ std::optional<Packet> Decode(std::span<const uint8_t> in, ParseError* error = nu
 // they sit without any check (for cache hints ahead of Decode): nullopt when it is too short
 // for them.
 std::optional<Opcode> PeekOpcode(std::span<const uint8_t> datagram);
+// Whether an opcode (PeekOpcode's) is an acknowledgement, MRC's or RC's.
+inline bool IsAck(std::optional<Opcode> op) { return op == Opcode::kMrcAck || op == Opcode::kRcAck; }
 std::optional<uint32_t> PeekDestQp(std::span<const uint8_t> datagram);
 std::optional<uint16_t> PeekEv(std::span<const uint8_t> datagram);
 // The RETH's rkey of a datagram that carries one (the first packet of a Write).

@@ -117,9 +117,7 @@ void SimEndpoint::PrefetchSends(std::span<const uint8_t> datagram, int stage) co
   if (!qpn) return;
   // The answer: an ACK leaves on the route of the EV the data came by (MakeEvProfile's EV ids
   // are their indexes); an ACK itself is not answered. One route's line, then its path.
-  const std::optional<mrc::Opcode> op = mrc::PeekOpcode(datagram);
-  const bool ack = op == mrc::Opcode::kMrcAck || op == mrc::Opcode::kRcAck;
-  if (!ack && stage <= 2) {
+  if (!mrc::IsAck(mrc::PeekOpcode(datagram)) && stage <= 2) {
     const std::span<const Route> routes = PeekRoutes(*qpn);
     if (const std::optional<uint16_t> ev = mrc::PeekEv(datagram); ev && *ev < routes.size())
       stage == 1 ? mrc::PrefetchLine(&routes[*ev]) : PrefetchSendPath(routes[*ev]);
@@ -231,8 +229,7 @@ void SimEndpoint::Flush() {
     }
     const Route& route = routes[tx->ev];
     Port& port = ports_[route.port];
-    if (const auto op = mrc::PeekOpcode(buffer.first(tx->length)); op != mrc::Opcode::kMrcAck && op != mrc::Opcode::kRcAck)
-      data_qpn_ = tx->qpn;
+    if (!mrc::IsAck(mrc::PeekOpcode(buffer.first(tx->length)))) data_qpn_ = tx->qpn;
     SimPacket packet;
     packet.src = port.address;
     packet.dst = route.destination;
