@@ -12,9 +12,8 @@ namespace mrclab::emulator::sim {
 namespace {
 
 constexpr char kTunable[] = "glibc.malloc.hugetlb=1";
-// Set with it: a heap that is never given back (no trim) and grows 64 MiB at a time. Measured
-// on the 8,192-host step (PERFORMANCE.md, thirteenth session): faster to 2 ms simulated in
-// all six rounds, 1.09 times on the means, with the same huge-page share of the heap.
+// Set with it: a heap that is never given back (no trim) and grows 64 MiB at a time (the
+// header says what it was measured to buy).
 constexpr char kKeepHeap[] = "glibc.malloc.trim_threshold=4294967296:glibc.malloc.top_pad=67108864";
 
 bool KernelHasHugePages() {

@@ -4,7 +4,8 @@
 // malloc backs its heap with transparent huge pages when the tunable glibc.malloc.hugetlb=1 is
 // set, and reads tunables only at start-up: so a simulating process re-executes itself once
 // with it set (measured: the 8,192-host ring step 20-25% faster; the 1,024-host one the same),
-// and with the heap kept once grown (no trim, 64 MiB top pad; about 9% faster again).
+// and with the heap kept once grown (no trim, 64 MiB top pad; the 8,192-host step's first 2 ms
+// simulated about 9% faster again, PERFORMANCE.md).
 //
 //   main / the drill command ─► ReexecWithHugePageMalloc() ─► exec /proc/self/exe, same
 //   arguments, GLIBC_TUNABLES += glibc.malloc.hugetlb=1, trim_threshold, top_pad ─► the same
