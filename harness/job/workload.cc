@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 #include <stdexcept>
 
 #include "harness/job/collective_data.h"
@@ -650,7 +651,7 @@ std::vector<nlohmann::json> Workload::DescribeUnfinished(int host) const {
                        {"window", qp.congestion_window().count}, {"srtt_us", qp.srtt().nanoseconds() / 1000},
                        {"evs", evs}, {"sent", qp.stats().data_packets_sent},
                        {"retransmissions", qp.stats().retransmissions}, {"rto_fired", qp.stats().rto_fired},
-                       {"acks_received", qp.stats().acks_received}});
+                       {"acks_received", qp.stats().acks_received}, {"credits", qp.write_imm_credits()}});
       }
     rank["qps_with_work"] = qps;
     out.push_back(std::move(rank));
@@ -671,29 +672,62 @@ WatchdogReport MakeWatchdogReport(const std::string& job, double t_seconds, uint
   for (const auto& r : unfinished) computing += r["computing"].get<bool>();
   std::string& out = report.summary;
   if (computing) out = "; " + std::to_string(computing) + " still computing";
-  for (const auto& r : unfinished) {
-    if (r["waiting_for"].empty()) continue;
+  std::unordered_map<int, const nlohmann::json*> by_rank;
+  for (const auto& r : unfinished) by_rank[r["rank"].get<int>()] = &r;
+  const auto state_of = [&](int rank) -> const nlohmann::json* {
+    const auto it = by_rank.find(rank);
+    return it == by_rank.end() ? nullptr : it->second;
+  };
+  // "rank A waits in ... for rank B" and what B's QP to A has outstanding. When B has nothing
+  // outstanding to A, B is behind and waits itself: the wait is followed back (at most once
+  // round) to the rank whose messages do not move, the one to look at.
+  const auto wait = [&](const nlohmann::json& r, bool* follow) {
     const int rank = r["rank"], peer = r["waiting_for"][0];
-    out += "; rank " + std::to_string(rank) + " waits in " + r.value("collective", "") + " phase " +
-           std::to_string(r.value("phase", 0) + 1) + "/" + std::to_string(r.value("phases", 0)) + " for rank " +
-           std::to_string(peer);
+    std::string text = "rank " + std::to_string(rank) + " waits in " + r.value("collective", "") + " phase " +
+                       std::to_string(r.value("phase", 0) + 1) + "/" + std::to_string(r.value("phases", 0)) +
+                       " for rank " + std::to_string(peer);
     const std::string to = "/" + std::to_string(rank);  // QpName: "hostA/2->hostB/3" (+ "#lane")
-    const auto peer_state = std::find_if(unfinished.begin(), unfinished.end(),
-                                         [&](const nlohmann::json& p) { return p["rank"] == peer; });
-    if (peer_state == unfinished.end()) {
-      out += " (which finished its step: all it sent was acknowledged)";
-    } else if ((*peer_state)["qps_with_work"].empty()) {
-      out += " (which has no message outstanding)";
-    }
-    for (const auto& qp : peer_state == unfinished.end() ? nlohmann::json::array() : (*peer_state)["qps_with_work"]) {
+    const nlohmann::json* peer_state = state_of(peer);
+    *follow = false;
+    if (!peer_state) return text + " (which finished its step: all it sent was acknowledged)";
+    bool found = false;
+    for (const auto& qp : (*peer_state)["qps_with_work"]) {
       const std::string name = qp["qp"];
       if (!name.substr(0, name.find('#')).ends_with(to)) continue;
-      out += ", whose QP to it has " + qp["messages"].dump() + " message(s) outstanding";
-      if (qp.contains("window"))  // our core's QPs; the kernel's show only what verbs tell
-        out += ", " + qp["bytes_in_flight"].dump() + " B in flight (window " + qp["window"].dump() + " B), EVs " +
-               qp["evs"].dump() + ", " + qp["retransmissions"].dump() + " retransmissions, " +
-               qp["rto_fired"].dump() + " RTOs";
+      found = true;
+      text += ", whose QP to it has " + qp["messages"].dump() + " message(s) outstanding";
+      if (qp.contains("window")) {  // our core's QPs; the kernel's show only what verbs tell
+        text += ", " + qp["bytes_in_flight"].dump() + " B in flight (window " + qp["window"].dump() + " B), EVs " +
+                qp["evs"].dump() + ", " + qp["retransmissions"].dump() + " retransmissions, " +
+                qp["rto_fired"].dump() + " RTOs";
+        if (qp["bytes_in_flight"] == 0 && qp.value("credits", 1) == 0)
+          text += ", none started: it has no receive credit from rank " + std::to_string(rank);
+      }
     }
+    if (!found) {
+      text += (*peer_state)["qps_with_work"].empty() ? " (which has no message outstanding)"
+                                                     : " (which has no message outstanding to it)";
+      *follow = !(*peer_state)["waiting_for"].empty();
+    }
+    return text;
+  };
+  for (const auto& r : unfinished) {
+    if (r["waiting_for"].empty()) continue;
+    bool follow = false;
+    out += "; " + wait(r, &follow);
+    const nlohmann::json* at = &r;
+    std::string root;
+    bool round = false;
+    for (size_t hops = 0; follow && hops < unfinished.size(); ++hops) {
+      at = state_of((*at)["waiting_for"][0]);
+      if ((round = at && (*at)["rank"] == r["rank"])) break;
+      root = wait(*at, &follow);
+    }
+    if (round)
+      out += "; that wait goes round back to rank " + std::to_string(r["rank"].get<int>()) +
+             ": no rank on it has a message outstanding to the next";
+    else if (!root.empty())
+      out += "; its wait goes back to: " + root;
     break;
   }
   return report;

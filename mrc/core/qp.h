@@ -182,6 +182,10 @@ class alignas(64) Qp {
   // a hint for prefetching its route, 0 without EVs).
   uint16_t NextEvHint() const { return evs_.size() == 0 ? 0 : static_cast<uint16_t>(selector_.cursor() % evs_.size()); }
   size_t outstanding_work_requests() const { return wrs_.size(); }
+  // How many more Write-with-Immediate messages the peer's advertised receives let it start.
+  uint32_t write_imm_credits() const {
+    return static_cast<int32_t>(peer_credit_limit_ - imm_started_) > 0 ? peer_credit_limit_ - imm_started_ : 0;
+  }
 
  private:
   enum class PacketState : uint8_t { kInFlight, kLost, kAcked };
