@@ -6,6 +6,7 @@
 
 #include <array>
 #include <set>
+#include <vector>
 
 #include "mrc/core/context.h"
 

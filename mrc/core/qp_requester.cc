@@ -61,8 +61,7 @@ std::optional<Transmit> Qp::TransmitData(Timestamp now, std::span<uint8_t> out, 
   if (!window_allows(len)) return std::nullopt;
   if (!wr.started) {
     // The responder bounds outstanding Write-with-Immediate messages by the receives it posted.
-    if (wr.req.immediate && static_cast<int32_t>(peer_credit_limit_ - imm_started_) <= 0)
-      return std::nullopt;
+    if (wr.req.immediate && write_imm_credits() == 0) return std::nullopt;
     wr.started = true;
     if (wr.req.immediate) ++imm_started_;
   }

@@ -186,13 +186,15 @@ size_t Qp::EncodeAck(std::span<uint8_t> out, uint16_t* ev, Timestamp now) {
   ++evs_.at(ev_index).counters.tx_acks;
   if (credit_dirty_) {
     credit_dirty_ = false;
-    // The first repeat after 1-2 RTOs, by a hash of the QP numbers: a host posts receives on
-    // all its QPs at once, and repeats due together (a burst of one advertisement per QP) were
-    // tail-dropped together again, the same QPs' each time (they leave in the same order).
-    const int64_t spread = static_cast<int64_t>(EcmpHashIndex(qpn_, remote_qpn_, 1024));
-    credit_repeat_interval_ = credit_repeat_interval_ == Duration::Zero()
-                                  ? Duration::Nanoseconds(rtt_.rto().nanoseconds() * (1024 + spread) / 1024)
-                                  : Min(credit_repeat_interval_ * 2, config_.rto.max_rto);
+    if (credit_repeat_interval_ == Duration::Zero()) {
+      // The first repeat after 1-2 RTOs, by a hash of the QP numbers: a host posts receives on
+      // all its QPs at once, and repeats due together (a burst of one advertisement per QP) were
+      // tail-dropped together again, the same QPs' each time (they leave in the same order).
+      const auto spread = static_cast<int64_t>(EcmpHashIndex(qpn_, remote_qpn_, 1024));
+      credit_repeat_interval_ = Duration::Nanoseconds(rtt_.rto().nanoseconds() * (1024 + spread) / 1024);
+    } else {
+      credit_repeat_interval_ = Min(credit_repeat_interval_ * 2, config_.rto.max_rto);
+    }
     credit_repeat_at_ = now + credit_repeat_interval_;
   }
   *ev = evs_.at(ev_index).desc.id;
