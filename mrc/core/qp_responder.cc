@@ -191,7 +191,7 @@ size_t Qp::EncodeAck(std::span<uint8_t> out, uint16_t* ev, Timestamp now) {
       // all its QPs at once, and repeats due together (a burst of one advertisement per QP) were
       // tail-dropped together again, the same QPs' each time (they leave in the same order).
       const auto spread = static_cast<int64_t>(EcmpHashIndex(qpn_, remote_qpn_, 1024));
-      credit_repeat_interval_ = Duration::Nanoseconds(rtt_.rto().nanoseconds() * (1024 + spread) / 1024);
+      credit_repeat_interval_ = rtt_.rto() * (1024 + spread) / 1024;
     } else {
       credit_repeat_interval_ = Min(credit_repeat_interval_ * 2, config_.rto.max_rto);
     }
