@@ -182,6 +182,8 @@ void Qp::OnAck(Timestamp now, const Packet& p) {
       const uint64_t psn = base + std::countr_zero(bits);
       if (in_window(psn)) AckPacket(psn, now);
     }
+    // The echoed packet arrived too; it lies past the bitmap when older arrivals filled it.
+    if (is_mrc() && in_window(sample_psn)) AckPacket(sample_psn, now);
   }
   const Bytes newly{stats_.bytes_acked - acked_before};
 

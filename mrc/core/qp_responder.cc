@@ -163,6 +163,7 @@ size_t Qp::EncodeAck(std::span<uint8_t> out, uint16_t* ev, Timestamp now) {
   }
   if (ev_index < 0) return 0;
   Packet p;
+  uint64_t sack_base = 0, echo = 0;
   p.bth.dest_qp = remote_qpn_;
   p.bth.psn = ToWirePsn(ack_.code == AethCode::kNakSequence ? expected : expected - 1);
   p.aeth = Aeth{ack_.code, is_mrc() ? assembler_.next() : rc_msn_};
@@ -173,15 +174,27 @@ size_t Qp::EncodeAck(std::span<uint8_t> out, uint16_t* ev, Timestamp now) {
     p.mrceth = Mrceth{evs_.at(ev_index).desc.id,
                       static_cast<uint8_t>((ack_.ecn ? Mrceth::kEcnEcho : 0) | (duplicate ? Mrceth::kDuplicate : 0))};
     // Credit-only ACKs echo an already acknowledged PSN, so they yield no RTT sample.
-    const uint64_t trigger = ack_.pending ? ack_.trigger_psn : expected - 1;
-    const uint64_t base = trigger > expected + 63 ? trigger - 63 : expected;
-    p.sack = Sack{ToWirePsn(base), ToWirePsn(trigger), rx_->Sack(base)};
+    echo = ack_.pending ? ack_.trigger_psn : expected - 1;
+    sack_base = echo > expected + 63 ? echo - 63 : expected;
+    // Every arrival is reported by some ACK: one left out would look lost to the requester
+    // once a packet sent after it is acknowledged. The oldest unreported one goes first (RACK
+    // judges in sending order); the echo is reported on its own even outside the bitmap.
+    if (rx_->HasUnreported()) {
+      const uint64_t first = rx_->FirstUnreported();
+      if (first < sack_base || first > sack_base + 63) sack_base = first;
+    }
+    p.sack = Sack{ToWirePsn(sack_base), ToWirePsn(echo), rx_->Sack(sack_base)};
   } else {
     p.bth.opcode = Opcode::kRcAck;
   }
   const size_t n = Encode(p, out);
   if (n == 0) return 0;
   ack_ = PendingAck{};
+  if (is_mrc()) {
+    rx_->MarkReported(sack_base, echo);
+    // Arrivals the bitmap could not hold: another ACK at once, echoing nothing new.
+    if (rx_->HasUnreported()) ack_.immediate = true;
+  }
   ++stats_.acks_sent;
   ++evs_.at(ev_index).counters.tx_acks;
   if (credit_dirty_) {

@@ -11,11 +11,14 @@ ReceiveBitmap::ReceiveBitmap(uint64_t first_psn, size_t window_packets)
 
 void ReceiveBitmap::Grow(uint64_t packets) {
   const uint64_t ring = std::bit_ceil(packets);
-  std::vector<uint64_t> words(ring / 64, 0);
+  std::vector<uint64_t> words(ring / 64 * 2, 0);
   const uint64_t mask = ring - 1;
-  // Every arrived PSN lies in [next_, next_ + old ring): place each set bit at its new slot.
-  for (uint64_t psn = next_; psn <= next_ + mask_; ++psn)
-    if (Bit(psn)) words[(psn & mask) >> 6] |= uint64_t{1} << (psn & 63);
+  // Every arrived PSN lies in [next_, next_ + old ring): move both its bits to its new slot.
+  for (uint64_t psn = next_; psn <= next_ + mask_; ++psn) {
+    const size_t from = Slot(psn), to = ((psn & mask) >> 6) * 2;
+    words[to] |= words_[from] & BitOf(psn);
+    words[to + 1] |= words_[from + 1] & BitOf(psn);
+  }
   words_ = std::move(words);
   mask_ = mask;
 }
@@ -24,14 +27,27 @@ ReceiveBitmap::Result ReceiveBitmap::Mark(uint64_t psn) {
   if (psn < next_) return Result::kDuplicate;
   if (psn - next_ >= window_) return Result::kOutOfWindow;
   if (psn - next_ > mask_) Grow(psn - next_ + 1);
-  uint64_t& w = words_[(psn & mask_) >> 6];
-  const uint64_t bit = uint64_t{1} << (psn & 63);
-  if (w & bit) return Result::kDuplicate;
-  w |= bit;
-  // Slide over the contiguous prefix, clearing bits so the slots can be reused one window on.
-  while (Bit(next_)) {
-    words_[(next_ & mask_) >> 6] &= ~(uint64_t{1} << (next_ & 63));
+  const size_t slot = Slot(psn);
+  const uint64_t bit = BitOf(psn);
+  if (words_[slot] & bit) return Result::kDuplicate;
+  if (psn == next_) {
+    // In order: the cumulative point reports it. Slide over the contiguous prefix, clearing
+    // both bits so the slots can be reused one window on.
     ++next_;
+    while (Bit(next_)) {
+      const size_t s = Slot(next_);
+      const uint64_t b = BitOf(next_);
+      words_[s] &= ~b;
+      if (words_[s + 1] & b) {
+        words_[s + 1] &= ~b;
+        --unreported_;
+      }
+      ++next_;
+    }
+  } else {
+    words_[slot] |= bit;
+    words_[slot + 1] |= bit;
+    ++unreported_;
   }
   return Result::kNew;
 }
@@ -56,13 +72,42 @@ uint64_t ReceiveBitmap::Sack(uint64_t base) const {
   return bits;
 }
 
+void ReceiveBitmap::MarkReported(uint64_t base, uint64_t echo) {
+  if (unreported_ == 0) return;
+  const uint64_t from = std::max(base, next_);
+  const uint64_t end = std::min(base + 64, next_ + mask_ + 1);
+  if (from < end) ClearUnreported(from, end - from);
+  if (echo >= next_ && echo - next_ <= mask_) ClearUnreported(echo, 1);
+}
+
+void ReceiveBitmap::ClearUnreported(uint64_t from, uint64_t n) {
+  while (n > 0) {
+    const unsigned offset = from & 63;
+    const uint64_t take = std::min<uint64_t>(n, 64 - offset);
+    const uint64_t mask = (take == 64 ? ~uint64_t{0} : (uint64_t{1} << take) - 1) << offset;
+    uint64_t& w = words_[Slot(from) + 1];
+    unreported_ -= std::popcount(w & mask);
+    w &= ~mask;
+    from += take;
+    n -= take;
+  }
+}
+
+uint64_t ReceiveBitmap::FirstUnreported() const {
+  // A word at a time from the cumulative point round the ring; unreported_ > 0 means one is set.
+  for (uint64_t psn = next_;; psn = (psn | 63) + 1) {
+    const uint64_t bits = words_[Slot(psn) + 1] >> (psn & 63);
+    if (bits) return psn + std::countr_zero(bits);
+  }
+}
+
 uint64_t ReceiveBitmap::RingBits(uint64_t psn) const {
   const uint64_t pos = psn & mask_;
-  const size_t word = pos >> 6;
+  const size_t word = (pos >> 6) * 2;
   const unsigned offset = pos & 63;
   const uint64_t low = words_[word] >> offset;
   if (offset == 0) return low;
-  return low | words_[(word + 1) % words_.size()] << (64 - offset);
+  return low | words_[(word + 2) % words_.size()] << (64 - offset);
 }
 
 }  // namespace mrclab::mrc

@@ -89,6 +89,39 @@ TEST(ReceiveBitmapTest, AGrowingRingKeepsWhatArrived) {
   EXPECT_LE(rx.ring_packets(), 8192u);
 }
 
+// Which arrivals no ACK has reported: an arrival past the cumulative point is unreported until
+// a report covers it (64 PSNs from a base, or the echo); the cumulative point reports what it
+// passes. Checked against a set, through growth of the ring and wraps round it.
+TEST(ReceiveBitmapTest, UnreportedArrivalsAreThoseNoReportCovered) {
+  Rng rng(17);
+  ReceiveBitmap rx(300, 1024);
+  std::set<uint64_t> arrived, unreported;
+  uint64_t cumulative = 300;
+  for (int round = 0; round < 30000; ++round) {
+    const uint64_t reach = round % 3000 < 200 ? 1000 : 100;
+    const uint64_t psn = rng.Below(3) == 0 ? cumulative : cumulative + rng.Below(reach);
+    if (rx.Mark(psn) == ReceiveBitmap::Result::kNew) {
+      arrived.insert(psn);
+      if (psn != cumulative) unreported.insert(psn);
+    }
+    while (arrived.count(cumulative)) {
+      arrived.erase(cumulative);
+      unreported.erase(cumulative++);
+    }
+    ASSERT_EQ(rx.cumulative(), cumulative);
+    if (rng.Below(4) == 0) {
+      const uint64_t base = cumulative - 10 + rng.Below(reach + 10);
+      const uint64_t echo = cumulative - 10 + rng.Below(reach + 10);
+      rx.MarkReported(base, echo);
+      unreported.erase(unreported.lower_bound(base), unreported.lower_bound(base + 64));
+      unreported.erase(echo);
+    }
+    ASSERT_EQ(rx.HasUnreported(), !unreported.empty()) << "round " << round;
+    if (!unreported.empty()) ASSERT_EQ(rx.FirstUnreported(), *unreported.begin()) << "round " << round;
+  }
+  EXPECT_GT(rx.ring_packets(), 64u);
+}
+
 TEST(MessageAssemblerTest, CompletesInOrderWhenAllBytesPlaced) {
   MessageAssembler m;
   EXPECT_EQ(m.Add(1, 10, 10, 77u), MessageAssembler::Result::kOk);  // message 1 done first

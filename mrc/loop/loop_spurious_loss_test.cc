@@ -67,6 +67,27 @@ TEST(LoopSpuriousLossTest, ASlowEvIsLearnedNotMarkedBad) {
   }
 }
 
+// A slow EV holds back the cumulative point while the fast EVs run more than one SACK bitmap
+// (64 PSNs) past it. Every packet that arrived must still be reported by some ACK: one left out
+// looks lost to RACK (a packet sent after it was acknowledged), and the loss is counted
+// against a fast EV that lost nothing.
+TEST(LoopSpuriousLossTest, ArrivalsFarPastASlowPacketAreReportedNotDeclaredLost) {
+  constexpr uint16_t kSlow = 0;  // the EV every QP sprays first
+  LoopPair pair(SmallConfig(TransportMode::kMrc, 8));
+  for (uint16_t ev = 0; ev < 8; ++ev)
+    for (int h : {0, 1})
+      pair.net().Path(h, ev).delay = Duration::Microseconds(ev == kSlow ? 20 : 5);
+  pair.PostWrites(20, 16 * 1024, false);
+  ASSERT_TRUE(pair.RunToCompletion());
+  pair.ExpectAllSucceeded();
+  pair.ExpectBytesDelivered();
+  for (const EvStatus& ev : pair.qa().ListEvs()) {
+    if (ev.id == kSlow) continue;
+    EXPECT_EQ(ev.counters.losses, 0u) << "EV " << ev.id << " lost nothing";
+  }
+  EXPECT_EQ(pair.qa().stats().rto_fired, 0u);
+}
+
 TEST(LoopSpuriousLossTest, WithoutWideningTheSlowEvKeepsLookingLossy) {
   QpConfig config = SmallConfig(TransportMode::kMrc, 8);
   config.reorder_window_max_srtts = 0;  // the window never grows beyond one minimum RTT
