@@ -252,6 +252,8 @@ void Qp::EnterError(WcStatus status, std::string_view reason, Timestamp now) {
   in_flight_ = Bytes{0};
   probe_replies_.clear();
   ack_ = PendingAck{};
+  duplicate_echoes_.clear();
+  unproven_losses_.clear();
   if (events_) events_->Push(QpStateChanged{now, qpn_, QpState::kError, reason});
 }
 

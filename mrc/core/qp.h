@@ -232,6 +232,14 @@ class alignas(64) Qp {
     uint16_t ev;
     Probe probe;
   };
+  struct UnprovenLoss {  // acknowledged and left the window with its counted loss unproven
+    uint64_t psn;
+    uint16_t lost_ev, resent_ev;
+  };
+  struct DuplicateEcho {  // a copy received twice, to be echoed by an ACK of its own
+    uint64_t psn;
+    int16_t ev_index;
+  };
 
   bool is_mrc() const { return config_.mode == TransportMode::kMrc; }
   // Tells the scheduler this QP may have changed (called first by every public mutator).
@@ -255,6 +263,9 @@ class alignas(64) Qp {
   void MarkEvInFlightLost(size_t ev_index, Timestamp now);
   bool OriginalLossCounted(const SentPacket& sp) const;
   void OnSpuriousLoss(size_t ev_index, Timestamp now);
+  // An ACK echoed `psn`, below the window, on EV index `ack_ev`: proves its loss spurious if it
+  // is an unproven one (see unproven_losses_) and the ACK is proof. Returns whether it was.
+  bool ProveLossBelowWindow(uint64_t psn, int ack_ev, bool duplicate, Timestamp now);
   void WidenReorderWindow(Timestamp now);
   void DetectLosses(Timestamp now);
   void OnRetransmissionTimeout(Timestamp now);
@@ -339,6 +350,16 @@ class alignas(64) Qp {
   // Loss recovery.
   Timestamp reorder_widened_at_;
   Timestamp loss_episode_at_;
+  // Copies received twice while an ACK echoing another waited: each is the requester's proof
+  // that one loss was spurious, so each gets an ACK of its own (at most kMaxDuplicateEchoes
+  // wait; only while the pending ACK echoes a duplicate is this not empty).
+  static constexpr size_t kMaxDuplicateEchoes = 64;
+  RingQueue<DuplicateEcho> duplicate_echoes_;
+  // The last kMaxUnprovenLosses packets acknowledged while their counted loss was unproven:
+  // the ACK that proves one (a duplicate's echo) may come after an ACK whose cumulative point
+  // moved the window past it, as TCP's D-SACK reports segments below the cumulative ACK.
+  static constexpr size_t kMaxUnprovenLosses = 64;
+  RingQueue<UnprovenLoss> unproven_losses_;
 
   // RC mode.
   size_t rc_ev_index_ = 0;

@@ -167,12 +167,15 @@ void Qp::OnAck(Timestamp now, const Packet& p) {
     if (duplicate) ++stats_.duplicate_acks_received;
     SentPacket* sp = in_window(sample_psn) ? &Sent(sample_psn) : nullptr;
     const bool echoed_on_lost_ev = sp && evs_.IndexOf(p.mrceth->ev) == sp->lost_ev && sp->ev_index != sp->lost_ev;
+    bool proven = false;
     if (sp && sp->state != PacketState::kLost && OriginalLossCounted(*sp) && (duplicate || echoed_on_lost_ev)) {
       sp->loss_counted = false;
       OnSpuriousLoss(sp->lost_ev, now);
-    } else if (duplicate) {
-      WidenReorderWindow(now);
+      proven = true;
+    } else if (!sp && sample_psn < sent_base_psn_) {
+      proven = ProveLossBelowWindow(sample_psn, evs_.IndexOf(p.mrceth->ev), duplicate, now);
     }
+    if (!proven && duplicate) WidenReorderWindow(now);
   }
   const uint64_t acked_before = stats_.bytes_acked;
   for (uint64_t psn = sent_base_psn_; psn < cum_end; ++psn) AckPacket(psn, now);
@@ -270,6 +273,17 @@ void Qp::OnSpuriousLoss(size_t ev_index, Timestamp now) {
   WidenReorderWindow(now);
 }
 
+bool Qp::ProveLossBelowWindow(uint64_t psn, int ack_ev, bool duplicate, Timestamp now) {
+  for (UnprovenLoss& u : unproven_losses_) {
+    if (u.psn != psn) continue;
+    if (!duplicate && !(ack_ev == u.lost_ev && u.resent_ev != u.lost_ev)) return false;
+    u.psn = 0;  // proven once; PSNs start at 2^32, so 0 matches none
+    OnSpuriousLoss(u.lost_ev, now);
+    return true;
+  }
+  return false;
+}
+
 void Qp::WidenReorderWindow(Timestamp now) {
   if (reorder_multiplier_ == 1 || now >= reorder_widened_at_ + rtt_.srtt()) {
     reorder_multiplier_ = std::min<uint32_t>(reorder_multiplier_ + 1, 64);
@@ -362,6 +376,11 @@ void Qp::CleanTxLog() {
 
 void Qp::AdvanceAndComplete() {
   while (!sent_.empty() && sent_.front().state == PacketState::kAcked) {
+    const SentPacket& sp = sent_.front();
+    if (OriginalLossCounted(sp)) {
+      if (unproven_losses_.size() == kMaxUnprovenLosses) unproven_losses_.pop_front();
+      unproven_losses_.push_back({sent_base_psn_, sp.lost_ev, sp.ev_index});
+    }
     sent_.pop_front();
     ++sent_base_psn_;
   }

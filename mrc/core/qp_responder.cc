@@ -137,11 +137,15 @@ void Qp::DeliverRecvCompletion(uint32_t length, std::optional<uint32_t> immediat
 
 void Qp::ScheduleAck(Timestamp now, uint64_t trigger_psn, int ev_index, bool ecn, bool immediate,
                      bool duplicate) {
-  // An ACK echoes one arrival. The first copy received twice since the last ACK is echoed in
-  // preference to later arrivals (they are acknowledged by the SACK all the same): it is the
-  // requester's proof that a loss it declared was spurious, and retransmissions go out in PSN
-  // order, the packets declared lost first.
-  if (!(ack_.pending && ack_.duplicate)) {
+  // An ACK echoes one arrival. A copy received twice is echoed in preference to other arrivals
+  // (they are acknowledged by the SACK all the same): it is the requester's proof that a loss it
+  // declared was spurious, and retransmissions go out in PSN order, the packets declared lost
+  // first. Copies received twice while one waits to be echoed each get an ACK of their own
+  // after it (EncodeAck): one echo proves one loss.
+  if (ack_.pending && ack_.duplicate) {
+    if (duplicate && duplicate_echoes_.size() < kMaxDuplicateEchoes)
+      duplicate_echoes_.push_back({trigger_psn, static_cast<int16_t>(ev_index)});
+  } else {
     ack_.trigger_psn = trigger_psn;
     ack_.ev_index = static_cast<int16_t>(ev_index);
     ack_.duplicate = duplicate;
@@ -164,13 +168,13 @@ size_t Qp::EncodeAck(std::span<uint8_t> out, uint16_t* ev, Timestamp now) {
   if (ev_index < 0) return 0;
   Packet p;
   uint64_t sack_base = 0, echo = 0;
+  const bool duplicate = is_mrc() && ack_.pending && ack_.duplicate;
   p.bth.dest_qp = remote_qpn_;
   p.bth.psn = ToWirePsn(ack_.code == AethCode::kNakSequence ? expected : expected - 1);
   p.aeth = Aeth{ack_.code, is_mrc() ? assembler_.next() : rc_msn_};
   p.credit_limit = recv_posted_total_;
   if (is_mrc()) {
     p.bth.opcode = Opcode::kMrcAck;
-    const bool duplicate = ack_.pending && ack_.duplicate;
     p.mrceth = Mrceth{evs_.at(ev_index).desc.id,
                       static_cast<uint8_t>((ack_.ecn ? Mrceth::kEcnEcho : 0) | (duplicate ? Mrceth::kDuplicate : 0))};
     // Credit-only ACKs echo an already acknowledged PSN, so they yield no RTT sample.
@@ -190,6 +194,13 @@ size_t Qp::EncodeAck(std::span<uint8_t> out, uint16_t* ev, Timestamp now) {
   const size_t n = Encode(p, out);
   if (n == 0) return 0;
   ack_ = PendingAck{};
+  if (duplicate && !duplicate_echoes_.empty()) {
+    const DuplicateEcho next = duplicate_echoes_.front();
+    duplicate_echoes_.pop_front();
+    ack_.pending = ack_.immediate = ack_.duplicate = true;
+    ack_.trigger_psn = next.psn;
+    ack_.ev_index = next.ev_index;
+  }
   if (is_mrc()) {
     rx_->MarkReported(sack_base, echo);
     // Arrivals the bitmap could not hold: another ACK at once, echoing nothing new.
