@@ -19,6 +19,7 @@
 #include "emulator/netns/frr_template.h"
 #include "emulator/netns/host_sysctls.h"
 #include "emulator/netns/interrupt.h"
+#include "emulator/netns/kernel_srv6.h"
 #include "emulator/netns/lab_state.h"
 #include "emulator/netns/link_shaping.h"
 #include "emulator/netns/namespaces.h"
@@ -241,6 +242,13 @@ void Preflight(const ResolvedLab& lab) {
   RefuseIfNotEmulatable(lab);
 }
 
+void RefuseIfKernelCannotForwardSrv6() {
+  if (const std::optional<std::string> missing = KernelSrv6Missing())
+    throw InputError("this kernel cannot forward SRv6 uSIDs, so no lab can be emulated on it (" + *missing +
+                      "; it needs CONFIG_IPV6_SEG6_LWTUNNEL); simulate the lab instead: "
+                      "mrclab drill SCENARIO --backend ns3");
+}
+
 void RefuseIfNotEmulatable(const ResolvedLab& lab) {
   if (lab.link_delay_ns)
     throw InputError(lab.source + ": link_delay: an emulated lab's links have the kernel's veth latency; the delay "
@@ -279,6 +287,7 @@ DeployReport Deploy(const ResolvedLab& lab, const DeployOptions& options) {
     if ((sw->image || lab.routing == Routing::kStatic) && !own_configs.count(sw->name))
       own_configs[sw->name] = GeneratedFrrConfig(lab, *sw);
   }
+  RefuseIfKernelCannotForwardSrv6();
   const auto start = Clock::now();
   Progress progress(options.progress);
   // VM hosts: the guest image built on first use and checked, before anything is made.

@@ -48,6 +48,9 @@ MemoryEstimate EstimateMemory(const ResolvedLab& lab);
 
 // Checks that need no changes: root, FRR installed, lab not deployed, names free, memory.
 void Preflight(const ResolvedLab& lab);
+// Throws InputError when this kernel cannot forward SRv6 uSIDs (kernel_srv6.h): checked after
+// everything about the lab file and its images, before anything is made.
+void RefuseIfKernelCannotForwardSrv6();
 // Throws InputError (with a pointer to the simulator) when the lab has what only a simulation
 // has (link_delay) or needs more memory than this machine has available (EstimateMemory, 1 GiB
 // kept in reserve).

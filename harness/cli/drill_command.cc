@@ -6,6 +6,7 @@
 #include <iostream>
 #include <optional>
 
+#include "emulator/netns/deploy.h"
 #include "emulator/netns/lab_state.h"
 #include "emulator/ns3/helper/huge_page_malloc.h"
 #include "harness/cli/report_command.h"
@@ -40,7 +41,10 @@ int Check(const Scenario& s, const DrillArgs& a) {
   const FaultPlan faults = PlanFaults(s, plan);
   const size_t job_hosts = JobHosts(s, plan).size();
   const std::vector<TransportFootprint> jobs = CheckJobResources(s, plan, kind);
-  if (kind == emulator::BackendKind::kNetns) CheckNetnsFaultTools(s);
+  if (kind == emulator::BackendKind::kNetns) {
+    emulator::netns::RefuseIfKernelCannotForwardSrv6();
+    CheckNetnsFaultTools(s);
+  }
   // A real-time lab: what the job asks of this machine (measured once, then cached).
   const MachineCheck machine = kind == emulator::BackendKind::kNetns
                                    ? CheckMachineCapacity(s, plan, !a.json && !a.quiet)

@@ -134,6 +134,7 @@ int CheckDeploy(const std::string& file, bool json_out) {
   const nx::MemoryEstimate memory = nx::EstimateMemory(lab);
   const nx::SwitchImages images = nx::PrepareRouterImages(lab);
   const size_t own_configs = nx::UserFrrConfigs(lab, images.reference).size();
+  nx::RefuseIfKernelCannotForwardSrv6();
   std::string image_summary;  // "2 switches from localhost/mrclab/frr:trixie (FRR 10.3)"
   for (const auto& [reference, probe] : images.frr) {
     size_t n = 0;

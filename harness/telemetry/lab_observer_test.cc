@@ -21,6 +21,7 @@
 
 #include "emulator/lab_spec.h"
 #include "emulator/netns/deploy.h"
+#include "emulator/netns/kernel_srv6.h"
 #include "emulator/netns/lab_state.h"
 #include "emulator/netns/namespaces.h"
 #include "emulator/netns/netlink.h"
@@ -196,6 +197,7 @@ TEST(LabObserver, NotDeployedLabGivesOneErrorPerNode) {
 
 TEST(LabObserver, SeesBgpBfdAndLinkCountersOfARealLab) {
   ASSERT_EQ(geteuid(), 0) << "needs root (it deploys a lab)";
+  if (auto missing = emulator::netns::KernelSrv6Missing()) GTEST_SKIP() << "this kernel has no SRv6: " << *missing;
   const std::string name = "t-obs-" + std::to_string(getpid() % 1000000);
   TestLab test_lab(name);
   const emulator::ResolvedLab& lab = test_lab.lab();
