@@ -30,9 +30,15 @@ bool HugeClos(const std::string& text) {
   try {
     const YAML::Node clos = LoadStrictYaml(text, "fuzz.yaml")["clos"];
     if (!clos.IsMap()) return false;
+    // Read as the lab parser reads it: decimal digits, leading zeros too ("0319" is 319; to
+    // yaml-cpp it is no number, and such a lab of 2.9 M links once slipped past this filter).
     auto get = [&](const char* key) {
       const YAML::Node v = clos[key];
-      return v.IsScalar() ? std::clamp(v.as<long>(0), 0L, 1L << 20) : 0L;
+      if (!v.IsScalar()) return 0L;
+      const std::string& s = v.Scalar();
+      if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return 0L;
+      return std::min(std::stol(s), 1L << 20);
     };
     return get("planes") * (get("spines_per_plane") * get("leaves_per_plane") + get("hosts")) > kMaxFuzzedClosLinks;
   } catch (const std::exception&) {
