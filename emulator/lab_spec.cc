@@ -226,16 +226,7 @@ class Parser {
     return n.Scalar();
   }
 
-  // A non-negative decimal integer no larger than `max`; nullopt if the text is not one.
-  static std::optional<int> Integer(const std::string& s, int max) {
-    if (s.empty() || s.size() > 9) return std::nullopt;
-    for (char c : s) {
-      if (!IsDigit(c)) return std::nullopt;
-    }
-    int v = std::stoi(s);
-    if (v > max) return std::nullopt;
-    return v;
-  }
+  static std::optional<int> Integer(const std::string& s, int max) { return ParseLabInteger(s, max); }
 
   int PositiveInt(const YAML::Node& n, const std::string& field) const {
     std::string s = n.IsScalar() ? n.Scalar() : "";
@@ -553,6 +544,16 @@ class Parser {
 };
 
 }  // namespace
+
+std::optional<int> ParseLabInteger(const std::string& s, int max) {
+  if (s.empty() || s.size() > 9) return std::nullopt;
+  for (char c : s) {
+    if (!IsDigit(c)) return std::nullopt;
+  }
+  const int v = std::stoi(s);
+  if (v > max) return std::nullopt;
+  return v;
+}
 
 LabSpec ParseLabText(const std::string& yaml_text, const std::string& source_name, const ParseOptions& options) {
   return Parser(source_name, options).Parse(yaml_text);

@@ -146,6 +146,10 @@ LabSpec ParseLabText(const std::string& yaml_text, const std::string& source_nam
 // The absolute folder of a lab file (the current directory for "<string>" sources).
 std::string LabFilesDir(const std::string& source_name);
 
+// How a lab file's counts are read: a non-negative decimal integer of at most 9 digits (leading
+// zeros too: "0319" is 319) no larger than `max`; nullopt if the text is not one.
+std::optional<int> ParseLabInteger(const std::string& text, int max);
+
 // "1Gbit" -> 1000000000; at least kMinLinkRateBps. Throws std::invalid_argument with a reason.
 constexpr uint64_t kMinLinkRateBps = 100000;
 uint64_t ParseRate(const std::string& text);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
 #include "emulator/lab_spec.h"
@@ -30,15 +31,12 @@ bool HugeClos(const std::string& text) {
   try {
     const YAML::Node clos = LoadStrictYaml(text, "fuzz.yaml")["clos"];
     if (!clos.IsMap()) return false;
-    // Read as the lab parser reads it: decimal digits, leading zeros too ("0319" is 319; to
-    // yaml-cpp it is no number, and such a lab of 2.9 M links once slipped past this filter).
+    // Read by the lab parser's own rule ("0319" is 319; to yaml-cpp it is no number, and such a
+    // lab of 2.9 M links once slipped past this filter).
     auto get = [&](const char* key) {
       const YAML::Node v = clos[key];
-      if (!v.IsScalar()) return 0L;
-      const std::string& s = v.Scalar();
-      if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
-        return 0L;
-      return std::min(std::stol(s), 1L << 20);
+      const std::optional<int> n = v.IsScalar() ? ParseLabInteger(v.Scalar(), 999999999) : std::nullopt;
+      return std::min(static_cast<long>(n.value_or(0)), 1L << 20);
     };
     return get("planes") * (get("spines_per_plane") * get("leaves_per_plane") + get("hosts")) > kMaxFuzzedClosLinks;
   } catch (const std::exception&) {
