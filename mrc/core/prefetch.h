@@ -8,6 +8,13 @@
 // run fetches, read or only asked for (emulator/ns3/PERFORMANCE.md). Not for timing.
 // Built with -DMRCLAB_PREFETCH_NONE (CMAKE_CXX_FLAGS), every hint is nothing, to time what the
 // hints buy.
+//
+// Why a hint is an asm statement and not __builtin_prefetch: GCC counts __builtin_prefetch as
+// no side effect, so a function whose only work is hints (RingQueue::Prefetch, Qp::PrefetchState,
+// Context::Prefetch, ...) is found pure and every call to it that is not inlined is deleted as
+// dead code; the simulation's later prefetch stages had silently vanished that way
+// (tests/prefetch_codegen.sh checks that such a call keeps its prefetches). A volatile asm is
+// kept where it is written.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +29,10 @@ inline void PrefetchLine(const void* line) {
   if (line != nullptr) (void)*static_cast<const volatile char*>(line);
 #elif defined(MRCLAB_PREFETCH_NONE)
   (void)line;
+#elif defined(__x86_64__) || defined(__i386__)
+  asm volatile("prefetcht0 (%0)" : : "r"(line));
+#elif defined(__aarch64__)
+  asm volatile("prfm pldl1keep, [%0]" : : "r"(line));
 #else
   __builtin_prefetch(line);
 #endif
