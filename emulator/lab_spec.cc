@@ -154,7 +154,7 @@ class Parser {
       const std::string d = Scalar(keys["bfd_interval"], "bfd_interval");
       const size_t digits = std::min(d.find_first_not_of("0123456789"), d.size());
       const std::string unit = d.substr(digits);
-      const std::optional<int> number = Integer(d.substr(0, digits), 60000);
+      const std::optional<int> number = ParseLabInteger(d.substr(0, digits), 60000);
       const uint64_t ms = number && (unit == "ms" || unit == "s") ? *number * (unit == "s" ? 1000ull : 1ull) : 0;
       if (ms < 10 || ms > 60000)
         Fail("bfd_interval", "'" + d + "' must be whole ms or s from 10ms to 60s (BFD's transmit and receive interval)");
@@ -163,7 +163,7 @@ class Parser {
 
     if (keys.count("mtu")) {
       const std::string m = Scalar(keys["mtu"], "mtu");
-      const std::optional<int> value = Integer(m, kMaxLinkMtu);
+      const std::optional<int> value = ParseLabInteger(m, kMaxLinkMtu);
       if (!value || *value < static_cast<int>(kMinLinkMtu))
         Fail("mtu", "'" + m + "' must be a whole number of bytes from " + std::to_string(kMinLinkMtu) + " (IPv6's minimum) to " +
                         std::to_string(kMaxLinkMtu));
@@ -226,11 +226,9 @@ class Parser {
     return n.Scalar();
   }
 
-  static std::optional<int> Integer(const std::string& s, int max) { return ParseLabInteger(s, max); }
-
   int PositiveInt(const YAML::Node& n, const std::string& field) const {
     std::string s = n.IsScalar() ? n.Scalar() : "";
-    std::optional<int> v = n.IsScalar() ? Integer(s, 1000000) : std::nullopt;
+    std::optional<int> v = n.IsScalar() ? ParseLabInteger(s, 1000000) : std::nullopt;
     if (!v || *v <= 0) {
       Fail(field, "must be a positive integer" + (n.IsScalar() ? ", got '" + s + "'" : ""));
     }
@@ -245,7 +243,7 @@ class Parser {
       std::string field = "clos." + key;
       if (!keys.count(key)) Fail(field, "required");
       const YAML::Node& v = keys[key];
-      if (key == "spines_per_plane" && v.IsScalar() && Integer(v.Scalar(), 0) == 0) {
+      if (key == "spines_per_plane" && v.IsScalar() && ParseLabInteger(v.Scalar(), 0) == 0) {
         Fail(field, "a plane with no spines: every plane needs at least one spine");
       }
       int x = PositiveInt(v, field);
@@ -293,7 +291,7 @@ class Parser {
     }
     if (m.count("plane")) {
       const YAML::Node& v = m["plane"];
-      match.plane = v.IsScalar() ? Integer(v.Scalar(), kMaxPlanes - 1) : std::nullopt;
+      match.plane = v.IsScalar() ? ParseLabInteger(v.Scalar(), kMaxPlanes - 1) : std::nullopt;
       if (!match.plane) Fail(path + ".plane", "must be an integer from 0 to 14");
     }
     return match;
@@ -418,7 +416,7 @@ class Parser {
       }
       if (keys.count("cpus")) {
         const YAML::Node& v = keys["cpus"];
-        auto cpus = v.IsScalar() ? Integer(v.Scalar(), kMaxVmCpus) : std::nullopt;
+        auto cpus = v.IsScalar() ? ParseLabInteger(v.Scalar(), kMaxVmCpus) : std::nullopt;
         if (!cpus || *cpus < 1) Fail(r.field + ".cpus", "must be an integer from 1 to " + std::to_string(kMaxVmCpus));
         r.cpus = static_cast<uint32_t>(*cpus);
       }
@@ -469,7 +467,7 @@ class Parser {
           Fail(path + ".plane", "hosts have no plane: their ports take the plane of their leaf");
         }
         const YAML::Node& v = keys["plane"];
-        std::optional<int> p = v.IsScalar() ? Integer(v.Scalar(), kMaxPlanes - 1) : std::nullopt;
+        std::optional<int> p = v.IsScalar() ? ParseLabInteger(v.Scalar(), kMaxPlanes - 1) : std::nullopt;
         if (!p) Fail(path + ".plane", "must be an integer from 0 to 14");
         node.plane = *p;
       }

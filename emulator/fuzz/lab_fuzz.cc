@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -35,7 +36,7 @@ bool HugeClos(const std::string& text) {
     // lab of 2.9 M links once slipped past this filter).
     auto get = [&](const char* key) {
       const YAML::Node v = clos[key];
-      const std::optional<int> n = v.IsScalar() ? ParseLabInteger(v.Scalar(), 999999999) : std::nullopt;
+      const std::optional<int> n = v.IsScalar() ? ParseLabInteger(v.Scalar(), std::numeric_limits<int>::max()) : std::nullopt;
       return std::min(static_cast<long>(n.value_or(0)), 1L << 20);
     };
     return get("planes") * (get("spines_per_plane") * get("leaves_per_plane") + get("hosts")) > kMaxFuzzedClosLinks;
